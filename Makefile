@@ -1,0 +1,81 @@
+# Every target works on a fresh machine where only Python and pip exist: `ensure-uv` installs uv.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+UV := $(PYTHON) -m uv
+export UV_PYTHON_DOWNLOADS := never
+# pyenv keeps 3.12/3.13 out of uv's sight unless they are named here (harmless without pyenv).
+export PYENV_VERSION ?= 3.11.7:3.12.1:3.13.0
+RUN := $(UV) run --frozen
+PYTEST := $(RUN) python -m pytest
+
+.PHONY: help ensure-uv setup lint format typecheck layers ranges unit integration examples \
+        build check-wheels pythons test bench bench-peers demo docs clean
+
+help:
+	@echo "make setup | demo | test | lint | typecheck | layers | unit | integration | build |"
+	@echo "     check-wheels | pythons | bench | bench-peers | docs | clean"
+
+ensure-uv:
+	@$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet --disable-pip-version-check uv
+
+setup: ensure-uv
+	$(UV) lock
+	$(UV) sync --frozen --all-packages --all-extras
+
+lint: setup
+	$(RUN) ruff check .
+	$(RUN) ruff format --check .
+
+format: setup
+	$(RUN) ruff check --fix .
+	$(RUN) ruff format .
+
+typecheck: setup
+	$(RUN) pyright
+
+layers: setup
+	$(RUN) python tools/check_layers.py
+
+ranges: setup
+	$(RUN) python tools/check_ranges.py
+
+unit: setup
+	$(PYTEST) packages -p no:cacheprovider
+
+integration: setup
+	$(PYTEST) tests-integration -p no:cacheprovider
+
+examples: setup
+	$(RUN) python tools/run_examples.py --offline
+
+build: setup
+	rm -rf dist
+	$(UV) build --all-packages --wheel -o dist -q
+
+check-wheels: build
+	$(RUN) python tools/check_wheels.py dist
+
+# Unit tests on every other Python >= 3.11 the machine has, each in its own venv.
+pythons: ensure-uv
+	$(RUN) python tools/other_pythons.py
+
+test: lint typecheck layers ranges unit integration examples check-wheels pythons
+	@echo "make test: all checks passed"
+
+bench: setup
+	$(RUN) python tools/bench.py
+
+bench-peers: setup
+	$(RUN) python tools/bench.py --peers
+
+demo: setup
+	$(RUN) python tools/run_examples.py
+
+docs: setup
+	$(RUN) python tools/gen_schemas.py
+
+clean:
+	rm -rf dist .bench .venv-py* .pytest_cache .ruff_cache

@@ -1,0 +1,113 @@
+"""Field validators shared by the frozen attrs classes of core (internal)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import Any
+
+import attrs
+
+from actoviq.core._unset import UNSET
+from actoviq.core.errors import ItemValidationError
+from actoviq.core.json import find_json_violation
+
+__all__ = [
+    "camel",
+    "check_bool",
+    "check_json",
+    "check_json_object",
+    "check_literal",
+    "check_opt_json_object",
+    "check_opt_literal",
+    "check_opt_str",
+    "check_str",
+]
+
+Validator = Callable[[Any, "attrs.Attribute[Any]", Any], None]
+
+
+def camel(name: str) -> str:
+    """snake_case attribute name → camelCase wire key."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _owner(instance: object) -> str:
+    item_type = getattr(type(instance), "type", None)
+    return item_type if isinstance(item_type, str) else type(instance).__name__
+
+
+def _fail(instance: object, attribute: attrs.Attribute[Any], expected: str, got: object) -> None:
+    owner = _owner(instance)
+    wire = camel(attribute.name)
+    raise ItemValidationError(
+        f"{owner}.{wire} must be {expected}, got {type(got).__name__}.",
+        field=wire,
+        item_type=owner,
+    )
+
+
+def check_str(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if type(value) is not str:
+        _fail(instance, attribute, "a string", value)
+
+
+def check_opt_str(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and type(value) is not str:
+        _fail(instance, attribute, "a string or absent", value)
+
+
+def check_bool(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if type(value) is not bool:
+        _fail(instance, attribute, "a boolean", value)
+
+
+def check_json(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is UNSET:
+        return
+    where = find_json_violation(value)
+    if where is not None:
+        owner = _owner(instance)
+        wire = camel(attribute.name)
+        raise ItemValidationError(
+            f"{owner}.{wire} must be a finite, acyclic JSON value (invalid at {where}).",
+            field=wire,
+            item_type=owner,
+        )
+
+
+def check_json_object(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if type(value) is not dict:
+        _fail(instance, attribute, "a JSON object", value)
+    check_json(instance, attribute, value)
+
+
+def check_opt_json_object(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None:
+        check_json_object(instance, attribute, value)
+
+
+def check_literal(allowed: Collection[str]) -> Validator:
+    choices = " | ".join(repr(choice) for choice in allowed)
+
+    def validate(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if type(value) is not str or value not in allowed:
+            owner = _owner(instance)
+            wire = camel(attribute.name)
+            raise ItemValidationError(
+                f"{owner}.{wire} must be one of {choices}, got {value!r}.",
+                field=wire,
+                item_type=owner,
+            )
+
+    return validate
+
+
+def check_opt_literal(allowed: Collection[str]) -> Validator:
+    inner = check_literal(allowed)
+
+    def validate(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value is not None:
+            inner(instance, attribute, value)
+
+    return validate

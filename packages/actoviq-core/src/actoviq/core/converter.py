@@ -1,0 +1,247 @@
+"""One converter for every wire value (decision D2).
+
+A single :class:`cattrs.Converter` holds the hooks for every attrs class that crosses a process
+boundary. Attributes are snake_case in Python and camelCase on the wire; a field whose value is
+``None`` with a ``None`` default, or :data:`~actoviq.core.UNSET`, is *absent* from the JSON, while a
+``None`` in a field without such default (tool output, structured value, reasoning opaque) is a real
+JSON ``null``.
+
+Higher packages register their own classes with :func:`register_wire_class`, so events, run states
+and store records all serialise through the same rules.
+
+Example:
+    >>> from actoviq.core import TextItem
+    >>> to_json(TextItem(role="user", text="hi"))
+    {'type': 'text', 'role': 'user', 'text': 'hi'}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar, cast
+
+import attrs
+import cattrs
+
+from actoviq.core._unset import UNSET
+from actoviq.core._validate import camel
+from actoviq.core.errors import ItemValidationError, UnknownItemTypeError
+from actoviq.core.items import (
+    ITEM_TYPES,
+    Base64Source,
+    CanonicalItem,
+    FileSource,
+    PreservedItem,
+    UrlSource,
+)
+from actoviq.core.usage import Usage, normalize_usage_delta
+from actoviq.core.json import JsonObject, JsonValue, dumps_compact, loads_strict
+
+__all__ = [
+    "converter",
+    "dumps",
+    "from_json",
+    "item_from_json",
+    "item_to_json",
+    "items_from_json",
+    "items_to_json",
+    "loads",
+    "register_wire_class",
+    "source_from_json",
+    "to_json",
+]
+
+_T = TypeVar("_T")
+Decoder = Callable[[Any], Any]
+
+converter = cattrs.Converter(detailed_validation=False)
+"""The one converter. Prefer :func:`to_json` / :func:`from_json`."""
+
+_SOURCES: dict[str, type[UrlSource | Base64Source | FileSource]] = {
+    "url": UrlSource,
+    "base64": Base64Source,
+    "file": FileSource,
+}
+
+
+def _encode(value: Any) -> Any:
+    """Unstructure any value by its runtime type (attrs instances through their hooks)."""
+    kind = type(value)
+    if kind in (str, int, float, bool) or value is None:
+        return value
+    if kind is dict:
+        return {key: _encode(child) for key, child in value.items()}
+    if kind is list or kind is tuple:
+        return [_encode(child) for child in value]
+    return converter.unstructure(value)
+
+
+def register_wire_class(
+    cls: type[Any],
+    *,
+    type_tag: tuple[str, str] | None = None,
+    decoders: Mapping[str, Decoder] | None = None,
+    rename: Mapping[str, str] | None = None,
+) -> None:
+    """Register an attrs class with the converter.
+
+    Args:
+        cls: the frozen attrs class.
+        type_tag: ``(key, value)`` written first and required on load (e.g. ``("type", "text")``).
+        decoders: per-attribute functions that turn the wire value into the attribute value
+            (nested classes, tuples). Attributes without one are passed through and checked by
+            the class's own validators.
+        rename: explicit wire keys for attributes whose camelCase name is not the wire key.
+    """
+    fields = attrs.fields(cls)
+    names = rename or {}
+    plan: list[tuple[str, str, bool, bool]] = []  # (attr, wire, omit_none, omit_unset)
+    for field in fields:
+        if not field.init:
+            continue
+        wire = names.get(field.name, camel(field.name))
+        plan.append((field.name, wire, field.default is None, field.default is UNSET))
+    tag_key, tag_value = type_tag if type_tag else (None, None)
+    owner = tag_value if tag_value is not None else cls.__name__
+
+    def unstructure(instance: Any) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        if tag_key is not None:
+            data[tag_key] = tag_value
+        for attr, wire, omit_none, _omit_unset in plan:
+            value = getattr(instance, attr)
+            if value is UNSET or (omit_none and value is None):
+                continue
+            data[wire] = _encode(value)
+        return data
+
+    decode = dict(decoders or {})
+    wire_to_attr = {wire: attr for attr, wire, _, _ in plan}
+    required = [
+        wire
+        for (attr, wire, _, _), field in zip(plan, [f for f in fields if f.init], strict=True)
+        if field.default is attrs.NOTHING
+    ]
+    allowed = set(wire_to_attr)
+    if tag_key is not None:
+        allowed.add(tag_key)
+
+    def structure(data: Any, _: Any = None) -> Any:
+        if type(data) is not dict:
+            raise ItemValidationError(
+                f"{owner} must be a JSON object, got {type(data).__name__}.", item_type=owner
+            )
+        mapping = cast(dict[str, Any], data)
+        for wire in required:
+            if wire not in mapping:
+                raise ItemValidationError(
+                    f"{owner}.{wire} is required.", field=wire, item_type=owner
+                )
+        kwargs: dict[str, Any] = {}
+        for key, value in mapping.items():
+            attr = wire_to_attr.get(key)
+            if attr is None:
+                if key in allowed:
+                    continue
+                raise ItemValidationError(
+                    f"{owner} has an unknown field {key!r}.", field=key, item_type=owner
+                )
+            fn = decode.get(attr)
+            kwargs[attr] = fn(value) if fn is not None else value
+        return cls(**kwargs)
+
+    # The *_func forms match by identity and skip cattrs' type-hint resolution.
+    converter.register_unstructure_hook_func(lambda candidate: candidate is cls, unstructure)
+    converter.register_structure_hook_func(lambda candidate: candidate is cls, structure)
+
+
+def source_from_json(data: Any) -> UrlSource | Base64Source | FileSource:
+    """Structure an image/audio/document source from its ``kind``-tagged mapping."""
+    if type(data) is not dict:
+        raise ItemValidationError(
+            f"source must be a JSON object, got {type(data).__name__}.", field="source"
+        )
+    kind = cast(dict[str, Any], data).get("kind")
+    cls = _SOURCES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ItemValidationError(
+            f"source.kind must be one of 'url' | 'base64' | 'file', got {kind!r}.",
+            field="source.kind",
+        )
+    return cast(UrlSource | Base64Source | FileSource, converter.structure(data, cls))
+
+
+for _kind, _source_cls in _SOURCES.items():
+    register_wire_class(_source_cls, type_tag=("kind", _kind))
+
+for _type, _item_cls in ITEM_TYPES.items():
+    _decoders: dict[str, Decoder] = {}
+    if _type in ("image", "audio", "document"):
+        _decoders["source"] = source_from_json
+    register_wire_class(_item_cls, type_tag=("type", _type), decoders=_decoders)
+
+converter.register_unstructure_hook(PreservedItem, lambda item: dict(item.data))
+converter.register_unstructure_hook(Usage, lambda usage: usage.to_json())
+converter.register_structure_hook(Usage, lambda data, _: normalize_usage_delta(data))
+
+
+def item_to_json(item: CanonicalItem | PreservedItem) -> JsonObject:
+    """Unstructure one canonical item to its wire mapping."""
+    return cast(JsonObject, converter.unstructure(item))
+
+
+def item_from_json(data: Any, *, preserve_unknown: bool = False) -> CanonicalItem:
+    """Structure one canonical item from its wire mapping.
+
+    Raises:
+        UnknownItemTypeError: ``type`` is not one of the 14 (unless ``preserve_unknown``, which
+            returns a :class:`PreservedItem` instead: typed as CanonicalItem for callers' sake).
+        ItemValidationError: a field is missing, unknown or of the wrong type.
+    """
+    if type(data) is not dict:
+        raise ItemValidationError(
+            f"A canonical item must be a JSON object, got {type(data).__name__}.", field="$"
+        )
+    mapping = cast(dict[str, Any], data)
+    item_type = mapping.get("type")
+    cls = ITEM_TYPES.get(item_type) if isinstance(item_type, str) else None
+    if cls is None:
+        if preserve_unknown:
+            return cast(CanonicalItem, PreservedItem(data=mapping))
+        raise UnknownItemTypeError(item_type, mapping)
+    return cast(CanonicalItem, converter.structure(mapping, cls))
+
+
+def items_to_json(items: Iterable[CanonicalItem]) -> list[JsonObject]:
+    """Unstructure a transcript."""
+    return [item_to_json(item) for item in items]
+
+
+def items_from_json(data: Iterable[Any], *, preserve_unknown: bool = False) -> list[CanonicalItem]:
+    """Structure a transcript; see :func:`item_from_json`."""
+    return [item_from_json(entry, preserve_unknown=preserve_unknown) for entry in data]
+
+
+converter.register_structure_hook_func(
+    lambda cls: cls == CanonicalItem, lambda data, _: item_from_json(data)
+)
+
+
+def to_json(value: Any) -> Any:
+    """Unstructure any registered value (or JSON value) to plain JSON data."""
+    return _encode(value)
+
+
+def from_json(cls: type[_T], data: Any) -> _T:
+    """Structure ``data`` into ``cls`` with the registered hooks."""
+    return converter.structure(data, cls)
+
+
+def dumps(value: Any) -> str:
+    """Unstructure and serialise compactly (key order kept, no NaN)."""
+    return dumps_compact(cast(JsonValue, to_json(value)))
+
+
+def loads(cls: type[_T], text: str | bytes) -> _T:
+    """Parse strict JSON text and structure it into ``cls``."""
+    return from_json(cls, loads_strict(text))

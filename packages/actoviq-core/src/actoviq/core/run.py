@@ -1,0 +1,116 @@
+"""Run-scoped values: ``RunContext``, ``RunResult``, ``Interruption`` (spec 02 §1.5, D5)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Generic, Literal, TypeAlias, TypeVar
+
+import attrs
+
+from actoviq.core._unset import UNSET, Unset
+from actoviq.core._validate import check_json
+from actoviq.core.abort import AbortSignal
+from actoviq.core.converter import converter, items_from_json, register_wire_class
+from actoviq.core.items import CanonicalItem
+from actoviq.core.json import JsonObject, JsonValue
+from actoviq.core.usage import Usage, UsageAccumulator, normalize_usage_delta
+
+__all__ = [
+    "Interruption",
+    "InterruptionKind",
+    "RunContext",
+    "RunResult",
+    "RunStatus",
+    "iso_now",
+    "to_iso",
+]
+
+TContext = TypeVar("TContext")
+TOutput = TypeVar("TOutput")
+
+RunStatus: TypeAlias = Literal["completed", "interrupted", "cancelled"]
+InterruptionKind: TypeAlias = Literal["approval", "reconciliation"]
+
+
+def to_iso(moment: datetime) -> str:
+    """ISO-8601 UTC with millisecond precision and a ``Z`` suffix, like JS ``toISOString()``."""
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def iso_now() -> str:
+    """The current time as :func:`to_iso` writes it."""
+    return to_iso(datetime.now(UTC))
+
+
+@attrs.define(kw_only=True, slots=True)
+class RunContext(Generic[TContext]):
+    """What instructions, tools, guardrails and middleware see of the current run.
+
+    ``usage`` is shared by every model call in the run; everything else is fixed for the run.
+    """
+
+    run_id: str
+    agent_id: str
+    context: TContext
+    signal: AbortSignal
+    started_at: str
+    usage: UsageAccumulator = attrs.field(factory=UsageAccumulator)
+    metadata: JsonObject = attrs.field(factory=lambda: {})
+    deadline_at: str | None = None
+    session_id: str | None = None
+
+
+@attrs.frozen(kw_only=True, slots=True)
+class Interruption:
+    """A durable pause that :func:`resume` continues (an approval, or a reconciliation).
+
+    ``id`` is what an ``InterruptionDecision`` names.
+    """
+
+    id: str
+    kind: InterruptionKind
+    reason: str
+    call_id: str | None = None
+    tool_name: str | None = None
+    input: JsonValue | Unset = attrs.field(default=UNSET, validator=check_json)
+    metadata: JsonObject | None = None
+
+
+def _usage_from_json(data: Any) -> Usage:
+    return normalize_usage_delta(data)
+
+
+@attrs.frozen(kw_only=True, slots=True)
+class RunResult(Generic[TOutput]):
+    """The outcome of a run.
+
+    ``interruptions`` and ``state`` are set when ``status == "interrupted"``: ``state`` is the
+    serialised run state (JSON) to pass to ``resume``.
+    """
+
+    run_id: str
+    agent_id: str
+    status: RunStatus
+    output: TOutput
+    items: tuple[CanonicalItem, ...]
+    usage: Usage
+    started_at: str
+    completed_at: str
+    session_id: str | None = None
+    metadata: JsonObject | None = None
+    interruptions: tuple[Interruption, ...] = ()
+    state: JsonObject | None = None
+
+
+register_wire_class(Interruption)
+register_wire_class(
+    RunResult,
+    decoders={
+        "items": lambda data: tuple(items_from_json(data)),
+        "usage": _usage_from_json,
+        "interruptions": lambda data: tuple(
+            converter.structure(entry, Interruption) for entry in data
+        ),
+    },
+)

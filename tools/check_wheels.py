@@ -1,0 +1,148 @@
+"""Install each built wheel alone in a fresh venv and import it (decision D1).
+
+Proves that every wheel declares all it needs: a missing dependency fails the import. Sibling
+wheels are found through ``--find-links dist`` (they are not on the registry). Extras listed in
+EXTRAS are installed one at a time and their modules imported too.
+
+Usage: python tools/check_wheels.py dist
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+# wheel distribution name -> import name
+MODULES = {
+    "actoviq-core": "actoviq.core",
+    "actoviq-events": "actoviq.events",
+    "actoviq-providers": "actoviq.providers",
+    "actoviq-runtime": "actoviq.runtime",
+    "actoviq-storage-sqlite": "actoviq.storage.sqlite",
+    "actoviq-orchestration": "actoviq.orchestration",
+    "actoviq-workflow": "actoviq.workflow",
+    "actoviq-surfaces": "actoviq.surfaces",
+    "actoviq-profiles": "actoviq.profiles",
+    "actoviq-compat": "actoviq.compat",
+    "actoviq-cli": "actoviq.cli",
+}
+# distribution -> {extra: module that needs it}
+EXTRAS: dict[str, dict[str, str]] = {
+    "actoviq-providers": {
+        "openai": "actoviq.providers.openai",
+        "anthropic": "actoviq.providers.anthropic",
+    },
+    "actoviq-storage-sqlite": {"postgres": "asyncpg"},
+}
+# distribution -> the exact set of distributions allowed in its closure (besides itself)
+CLOSURES: dict[str, set[str]] = {
+    "actoviq-core": {"attrs", "cattrs", "typing-extensions", "exceptiongroup"},
+}
+# modules that must not be imported by `import <module>`
+IMPORT_FORBIDDEN: dict[str, tuple[str, ...]] = {
+    "actoviq.core": ("socket", "ssl", "sqlite3", "httpx", "httpx2", "asyncio"),
+    "actoviq.providers": ("openai", "anthropic", "httpx2"),
+}
+
+_PROBE = """
+import importlib, json, sys
+before = set(sys.modules)
+importlib.import_module(sys.argv[1])
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+
+def _dist_name(wheel: Path) -> str:
+    return wheel.name.split("-")[0].replace("_", "-")
+
+
+def _run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, check=False, text=True, capture_output=True, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+
+def check(wheel: Path, dist: Path, extra: str | None) -> list[str]:
+    name = _dist_name(wheel)
+    module = MODULES.get(name)
+    if module is None:
+        return [f"{wheel.name}: unknown distribution {name!r}; add it to MODULES"]
+    if extra is not None:
+        module = EXTRAS[name][extra]
+    label = f"{name}[{extra}]" if extra else name
+    uv = [sys.executable, "-m", "uv"]
+    with tempfile.TemporaryDirectory(prefix="wheelcheck-") as tmp:
+        venv = Path(tmp) / "venv"
+        env = {**os.environ, "VIRTUAL_ENV": str(venv)}
+        env.pop("UV_PROJECT_ENVIRONMENT", None)
+        made = _run(
+            [
+                *uv,
+                "venv",
+                "-q",
+                "-p",
+                f"{sys.version_info.major}.{sys.version_info.minor}",
+                str(venv),
+            ],
+            env=env,
+        )
+        if made.returncode:
+            return [f"{label}: venv failed: {made.stderr.strip()}"]
+        python = str(venv / "bin" / "python")
+        requirement = f"{wheel}[{extra}]" if extra else str(wheel)
+        installed = _run(
+            [
+                *uv,
+                "pip",
+                "install",
+                "-q",
+                "--python",
+                python,
+                "--find-links",
+                str(dist),
+                requirement,
+            ],
+            env=env,
+        )
+        if installed.returncode:
+            return [f"{label}: install failed:\n{installed.stderr.strip()}"]
+        probe = _run([python, "-I", "-c", _PROBE, module], env=env)
+        if probe.returncode:
+            return [f"{label}: import {module} failed:\n{probe.stderr.strip()[-2000:]}"]
+        problems: list[str] = []
+        loaded = set(json.loads(probe.stdout))
+        if extra is None:
+            for forbidden in IMPORT_FORBIDDEN.get(module, ()):
+                if forbidden in loaded:
+                    problems.append(f"{label}: `import {module}` imported {forbidden}")
+        listing = _run([*uv, "pip", "list", "--python", python, "--format", "json"], env=env)
+        dists = {entry["name"].lower() for entry in json.loads(listing.stdout)} - {name}
+        allowed = CLOSURES.get(name)
+        if allowed is not None and extra is None and not dists <= allowed:
+            problems.append(f"{label}: closure {sorted(dists)} exceeds {sorted(allowed)}")
+        status = "FAIL" if problems else "ok"
+        print(f"  {status:4} {label:40} import {module}; closure: {', '.join(sorted(dists))}")
+        return problems
+
+
+def main() -> int:
+    dist = Path(sys.argv[1] if len(sys.argv) > 1 else "dist").resolve()
+    wheels = sorted(dist.glob("*.whl"))
+    if not wheels:
+        print(f"no wheels in {dist}; run `make build`")
+        return 1
+    problems: list[str] = []
+    for wheel in wheels:
+        problems += check(wheel, dist, None)
+        for extra in EXTRAS.get(_dist_name(wheel), {}):
+            problems += check(wheel, dist, extra)
+    for line in problems:
+        print(line)
+    print(f"check-wheels: {len(wheels)} wheel(s), {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
