@@ -39,11 +39,9 @@ path and return what would be delivered (JSON); the gate asserts the secret is a
 class Registry:
     """What the plugins registered."""
 
-    provider_mappers: dict[str, ProviderMapper] = field(default_factory=dict)
-    persistence: dict[str, PersistenceRoundTrip] = field(default_factory=dict)
-    redaction: dict[str, RedactionCheck] = field(default_factory=dict)
-    # package import names whose presence makes a category mandatory
-    required: dict[str, str] = field(default_factory=dict)
+    provider_mappers: dict[str, ProviderMapper] = field(default_factory=lambda: {})
+    persistence: dict[str, PersistenceRoundTrip] = field(default_factory=lambda: {})
+    redaction: dict[str, RedactionCheck] = field(default_factory=lambda: {})
 
 
 REGISTRY = Registry()

@@ -60,7 +60,7 @@ def bump(package: str, version: str | None, part: str, note: str, today: dt.date
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Bump one package's version.")
     parser.add_argument("package")
     parser.add_argument("version", nargs="?", help="explicit new version")
     parser.add_argument("note", help="changelog line")

@@ -1,7 +1,8 @@
 """Run every example under examples/ (the `make demo` job; `--offline` in `make test`).
 
 Offline, the examples use the scripted provider: API keys are removed from their environment.
-Online (no flag), an example picks OpenAI or Anthropic when OPENAI_API_KEY / ANTHROPIC_API_KEY is set.
+Online (no flag), an example picks OpenAI or Anthropic when OPENAI_API_KEY or
+ANTHROPIC_API_KEY is set.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Example:
     >>> from actoviq.core import TextItem, item_to_json, item_from_json
-    >>> item_from_json(item_to_json(TextItem(role="user", text="hi"))) == TextItem(role="user", text="hi")
+    >>> hello = TextItem(role="user", text="hi")
+    >>> item_from_json(item_to_json(hello)) == hello
     True
 """
 
@@ -214,11 +215,11 @@ __all__ = [
     "is_json_value",
     "is_output_item",
     "is_set",
+    "iso_now",
     "item_from_json",
     "item_to_json",
     "items_from_json",
     "items_to_json",
-    "iso_now",
     "loads",
     "loads_strict",
     "model_ref_parts",

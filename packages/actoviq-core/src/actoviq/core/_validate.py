@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -79,7 +79,7 @@ def check_json(instance: object, attribute: attrs.Attribute[Any], value: object)
 def check_json_object(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if type(value) is not dict:
         _fail(instance, attribute, "a JSON object", value)
-    check_json(instance, attribute, value)
+    check_json(instance, attribute, cast(object, value))
 
 
 def check_opt_json_object(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:

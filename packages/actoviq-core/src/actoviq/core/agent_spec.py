@@ -1,8 +1,8 @@
 """``AgentSpec``: the immutable declaration of an agent (spec 02 §1.4, ADR-002).
 
-An AgentSpec holds no live client, store, timer or connection. Tools and middleware are referenced by
-id and registered with the runtime; instructions may be a string or a (sync or async) callable of
-the :class:`~actoviq.core.run.RunContext`.
+An AgentSpec holds no live client, store, timer or connection. Tools and middleware are
+referenced by id and registered with the runtime; instructions may be a string or a (sync or
+async) callable of the :class:`~actoviq.core.run.RunContext`.
 
 Example:
     >>> spec = AgentSpec(id="concise", name="Concise", instructions="Be brief.",

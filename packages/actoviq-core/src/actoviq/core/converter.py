@@ -18,7 +18,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, cast, get_origin
 
 import attrs
 import cattrs
@@ -34,8 +34,8 @@ from actoviq.core.items import (
     PreservedItem,
     UrlSource,
 )
-from actoviq.core.usage import Usage, normalize_usage_delta
 from actoviq.core.json import JsonObject, JsonValue, dumps_compact, loads_strict
+from actoviq.core.usage import Usage, normalize_usage_delta
 
 __all__ = [
     "converter",
@@ -66,13 +66,14 @@ _SOURCES: dict[str, type[UrlSource | Base64Source | FileSource]] = {
 
 def _encode(value: Any) -> Any:
     """Unstructure any value by its runtime type (attrs instances through their hooks)."""
-    kind = type(value)
+    kind: type[Any] = type(cast(object, value))
     if kind in (str, int, float, bool) or value is None:
         return value
     if kind is dict:
-        return {key: _encode(child) for key, child in value.items()}
+        mapping = cast(dict[str, Any], value)
+        return {key: _encode(child) for key, child in mapping.items()}
     if kind is list or kind is tuple:
-        return [_encode(child) for child in value]
+        return [_encode(child) for child in cast(list[Any], value)]
     return converter.unstructure(value)
 
 
@@ -119,7 +120,7 @@ def register_wire_class(
     wire_to_attr = {wire: attr for attr, wire, _, _ in plan}
     required = [
         wire
-        for (attr, wire, _, _), field in zip(plan, [f for f in fields if f.init], strict=True)
+        for (_, wire, _, _), field in zip(plan, [f for f in fields if f.init], strict=True)
         if field.default is attrs.NOTHING
     ]
     allowed = set(wire_to_attr)
@@ -150,9 +151,13 @@ def register_wire_class(
             kwargs[attr] = fn(value) if fn is not None else value
         return cls(**kwargs)
 
-    # The *_func forms match by identity and skip cattrs' type-hint resolution.
-    converter.register_unstructure_hook_func(lambda candidate: candidate is cls, unstructure)
-    converter.register_structure_hook_func(lambda candidate: candidate is cls, structure)
+    # The *_func forms match by identity (a parametrised generic by its origin) and skip
+    # cattrs' type-hint resolution.
+    def matches(candidate: Any) -> bool:
+        return candidate is cls or get_origin(candidate) is cls
+
+    converter.register_unstructure_hook_func(matches, unstructure)
+    converter.register_structure_hook_func(matches, structure)
 
 
 def source_from_json(data: Any) -> UrlSource | Base64Source | FileSource:
@@ -168,7 +173,8 @@ def source_from_json(data: Any) -> UrlSource | Base64Source | FileSource:
             f"source.kind must be one of 'url' | 'base64' | 'file', got {kind!r}.",
             field="source.kind",
         )
-    return cast(UrlSource | Base64Source | FileSource, converter.structure(data, cls))
+    source: UrlSource | Base64Source | FileSource = converter.structure(data, cls)
+    return source
 
 
 for _kind, _source_cls in _SOURCES.items():
@@ -209,7 +215,8 @@ def item_from_json(data: Any, *, preserve_unknown: bool = False) -> CanonicalIte
         if preserve_unknown:
             return cast(CanonicalItem, PreservedItem(data=mapping))
         raise UnknownItemTypeError(item_type, mapping)
-    return cast(CanonicalItem, converter.structure(mapping, cls))
+    item: CanonicalItem = converter.structure(mapping, cls)
+    return item
 
 
 def items_to_json(items: Iterable[CanonicalItem]) -> list[JsonObject]:

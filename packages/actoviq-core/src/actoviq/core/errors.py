@@ -1,8 +1,8 @@
 """The Actoviq error hierarchy (decision D3, spec 02 §1.6 and §6.6).
 
-Every error the SDK raises on purpose is an :class:`ActoviqError` with a stable ``code``. Errors that
-stand for bad input also subclass the matching builtin (``TypeError``/``ValueError``) so generic
-``except ValueError`` code keeps working.
+Every error the SDK raises on purpose is an :class:`ActoviqError` with a stable ``code``.
+Errors that stand for bad input also subclass the matching builtin (``TypeError`` or
+``ValueError``) so generic ``except ValueError`` code keeps working.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class ActoviqError(Exception):
         return type(self).__name__
 
     def to_json(self) -> dict[str, Any]:
-        """Serialise to ``{name, message, code, retryable, details?}``; the cause is never included."""
+        """Serialise to ``{name, message, code, retryable, details?}`` (never the cause)."""
         data: dict[str, Any] = {
             "name": self.name,
             "message": self.message,
@@ -178,7 +178,7 @@ class CapabilityError(RunError):
 
 
 class UnsupportedItemError(CapabilityError):
-    """An adapter has no mapping for a canonical item type (ADR-001: mapped or explicitly refused)."""
+    """An adapter has no mapping for a canonical item type (ADR-001: map or refuse)."""
 
     default_code: ClassVar[str] = "UNSUPPORTED_ITEM"
 
@@ -237,7 +237,7 @@ class ProviderTransportError(ProviderError):
 
 
 class ProviderResponseError(ProviderError):
-    """The provider answered with something we cannot accept (bad envelope, stream ``error`` event)."""
+    """The provider answered something we cannot accept (bad envelope, stream ``error``)."""
 
     default_code: ClassVar[str] = "PROVIDER_RESPONSE_ERROR"
 
@@ -300,7 +300,7 @@ class UnknownItemTypeError(ItemValidationError):
 
 
 class UsageValueError(ActoviqError, ValueError):
-    """A usage counter is negative, non-finite, fractional or not a number (the reference RangeError)."""
+    """A usage counter is negative, non-finite, fractional or not a number (a RangeError)."""
 
     default_code: ClassVar[str] = "USAGE_INVALID"
 

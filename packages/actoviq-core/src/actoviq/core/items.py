@@ -11,7 +11,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import ClassVar, Final, Literal, TypeAlias
+from typing import Any, ClassVar, Final, Literal, TypeAlias, cast
 
 import attrs
 
@@ -109,7 +109,7 @@ AudioSource: TypeAlias = MediaSource
 DocumentSource: TypeAlias = MediaSource
 
 
-def _check_source(instance: object, attribute: attrs.Attribute[object], value: object) -> None:
+def _check_source(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, UrlSource | Base64Source | FileSource):
         owner = getattr(type(instance), "type", type(instance).__name__)
         raise ItemValidationError(
@@ -266,7 +266,8 @@ class StructuredItem:
     type: ClassVar[Literal["structured"]] = "structured"
     value: JsonValue = attrs.field(validator=check_json)
     schema_name: str | None = attrs.field(default=None, validator=check_opt_str)
-    role: Literal["assistant"] = attrs.field(
+    # attrs' overloads widen the literal default to str; the validator enforces the literal.
+    role: Literal["assistant"] = attrs.field(  # pyright: ignore[reportAssignmentType]
         default="assistant", validator=check_literal(("assistant",))
     )
     id: str | None = attrs.field(default=None, validator=check_opt_str)
@@ -280,7 +281,8 @@ class RefusalItem:
     type: ClassVar[Literal["refusal"]] = "refusal"
     message: str = attrs.field(validator=check_str)
     provider_data: JsonValue | Unset = attrs.field(default=UNSET, validator=check_json)
-    role: Literal["assistant"] = attrs.field(
+    # attrs' overloads widen the literal default to str; the validator enforces the literal.
+    role: Literal["assistant"] = attrs.field(  # pyright: ignore[reportAssignmentType]
         default="assistant", validator=check_literal(("assistant",))
     )
     id: str | None = attrs.field(default=None, validator=check_opt_str)
@@ -363,7 +365,7 @@ ITEM_TYPES: Final[dict[str, type[CanonicalItem]]] = {
 
 
 def is_output_item(item: object) -> bool:
-    """Return True when ``item`` may be appended by a model or the runtime (assistant roles only)."""
+    """True when ``item`` may be appended by a model or the runtime (assistant roles only)."""
     if not isinstance(item, tuple(ITEM_TYPES.values())):
         return False
     if isinstance(item, TextItem):
@@ -383,4 +385,4 @@ def assert_output_item(item: object) -> OutputItem:
             field="role",
             item_type=str(item_type),
         )
-    return item  # type: ignore[return-value]
+    return cast(OutputItem, item)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from actoviq.core.errors import JsonValueError
 
@@ -55,7 +55,7 @@ def find_json_violation(value: object) -> str | None:
         if kind in _SCALARS:
             continue
         if kind is float:
-            if not math.isfinite(current):  # type: ignore[arg-type]
+            if not math.isfinite(cast(float, current)):
                 return path
             continue
         if kind is dict or kind is list:
@@ -65,12 +65,14 @@ def find_json_violation(value: object) -> str | None:
             ancestors.add(ident)
             stack.append((current, path, True))
             if kind is dict:
-                for key, child in current.items():  # type: ignore[union-attr]
+                mapping = cast("dict[object, object]", current)
+                for key, child in mapping.items():
                     if type(key) is not str:
                         return f"{path}[{key!r}]"
                     stack.append((child, f"{path}.{key}", False))
             else:
-                for index, child in enumerate(current):  # type: ignore[arg-type]
+                sequence = cast("list[object]", current)
+                for index, child in enumerate(sequence):
                     stack.append((child, f"{path}[{index}]", False))
             continue
         return path
@@ -92,15 +94,15 @@ def assert_json_value(value: object, label: str = "value") -> JsonValue:
     where = find_json_violation(value)
     if where is not None:
         raise JsonValueError(label, where)
-    return value  # type: ignore[return-value]
+    return cast(JsonValue, value)
 
 
 def assert_json_object(value: object, label: str = "value") -> JsonObject:
     """Like :func:`assert_json_value`, but the value must also be a ``dict``."""
-    if type(value) is not dict:
+    checked = assert_json_value(value, label)
+    if not isinstance(checked, dict):
         raise JsonValueError(label, "$", expected="a JSON object")
-    assert_json_value(value, label)
-    return value  # type: ignore[return-value]
+    return checked
 
 
 def dumps_compact(value: JsonValue) -> str:
@@ -128,7 +130,7 @@ def loads_strict(text: str | bytes, label: str = "json") -> JsonValue:
         json.JSONDecodeError: the text is not JSON.
     """
     try:
-        return json.loads(text, parse_constant=_reject_constant)  # type: ignore[no-any-return]
+        return cast(JsonValue, json.loads(text, parse_constant=_reject_constant))
     except JsonValueError as error:
         raise JsonValueError(label, "$", expected=error.expected) from None
 
@@ -136,4 +138,4 @@ def loads_strict(text: str | bytes, label: str = "json") -> JsonValue:
 def clone_json_value(value: object, label: str = "value") -> JsonValue:
     """Validate and deep-copy a JSON value through a real serialise/parse round-trip."""
     assert_json_value(value, label)
-    return json.loads(dumps_compact(value))  # type: ignore[arg-type, no-any-return]
+    return cast(JsonValue, json.loads(dumps_compact(cast(JsonValue, value))))

@@ -1,4 +1,4 @@
-"""Model references: ``"provider:model"`` strings or ``{provider, model}`` objects (spec 02 §1.3)."""
+"""Model references: ``"provider:model"`` strings or ``{provider, model}`` (spec 02 §1.3)."""
 
 from __future__ import annotations
 

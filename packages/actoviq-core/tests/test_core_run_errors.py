@@ -1,0 +1,158 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from actoviq.core import (
+    AbortController,
+    AbortError,
+    AbortSignal,
+    ActoviqError,
+    CapabilityError,
+    Interruption,
+    RunError,
+    RunResult,
+    TextItem,
+    ToolCallItem,
+    UnsupportedItemError,
+    UsageAccumulator,
+    from_json,
+    to_iso,
+    to_json,
+)
+
+
+def test_run_result_with_json_output_round_trips_and_usage_is_the_snapshot() -> None:
+    acc = UsageAccumulator({"requests": 1, "inputTokens": 3, "outputTokens": 4})
+    result: RunResult[object] = RunResult(
+        run_id="run_1",
+        agent_id="a",
+        status="interrupted",
+        output={"answer": [1, None]},
+        items=(TextItem(role="assistant", text="hi"), ToolCallItem(id="c", name="n", input={})),
+        usage=acc.snapshot(),
+        started_at="2026-07-11T00:00:00.000Z",
+        completed_at="2026-07-11T00:00:01.000Z",
+        session_id="s",
+        interruptions=(
+            Interruption(
+                id="run_1:c",
+                kind="approval",
+                reason="needs ok",
+                call_id="c",
+                tool_name="n",
+                input={},
+            ),
+        ),
+        state={"schemaVersion": 2},
+    )
+    wire = json.loads(json.dumps(to_json(result)))
+    assert wire["usage"]["totalTokens"] == 7
+    assert wire["interruptions"][0]["callId"] == "c"
+    back = from_json(RunResult[object], wire)
+    assert back == result
+    assert back.usage == acc.snapshot()
+
+
+def test_capability_error_to_json_matches_reference() -> None:
+    cause = RuntimeError("inner")
+    error = CapabilityError(
+        "Model lacks input.image.",
+        provider_id="openai-chat",
+        model="gpt-x",
+        capability="input.image",
+        cause=cause,
+    )
+    assert isinstance(error, RunError) and isinstance(error, ActoviqError)
+    assert error.code == "CAPABILITY_ERROR"
+    assert error.__cause__ is cause and error.cause is cause
+    assert (error.provider_id, error.model, error.capability) == (
+        "openai-chat",
+        "gpt-x",
+        "input.image",
+    )
+    assert error.to_json() == {
+        "name": "CapabilityError",
+        "message": "Model lacks input.image.",
+        "code": "CAPABILITY_ERROR",
+        "phase": "model_call",
+        "retryable": False,
+        "details": {"providerId": "openai-chat", "model": "gpt-x", "capability": "input.image"},
+    }
+
+
+def test_capability_error_with_several_capabilities_and_none() -> None:
+    error = CapabilityError("x", capability=["input.image", "input.audio"])
+    assert error.capability == "input.image,input.audio"
+    assert error.capabilities == ("input.image", "input.audio")
+    assert CapabilityError("x").to_json()["details"] == {}
+
+
+def test_unsupported_item_error_is_a_capability_error_with_its_own_code() -> None:
+    error = UnsupportedItemError("no audio", item_type="audio", provider_id="openai-chat")
+    assert isinstance(error, CapabilityError)
+    assert error.code == "UNSUPPORTED_ITEM"
+    assert error.to_json()["details"] == {"providerId": "openai-chat", "itemType": "audio"}
+
+
+def test_run_error_defaults_and_serialisation_omit_absent_fields() -> None:
+    error = RunError("boom")
+    assert error.to_json() == {
+        "name": "RunError",
+        "message": "boom",
+        "code": "RUN_ERROR",
+        "retryable": False,
+    }
+    full = RunError(
+        "late",
+        code="RUN_DEADLINE_EXCEEDED",
+        run_id="r",
+        phase="runtime",
+        retryable=True,
+        details={"ms": 5},
+        cause=ValueError("x"),
+    )
+    assert full.to_json() == {
+        "name": "RunError",
+        "message": "late",
+        "code": "RUN_DEADLINE_EXCEEDED",
+        "runId": "r",
+        "phase": "runtime",
+        "retryable": True,
+        "details": {"ms": 5},
+    }
+    assert "cause" not in json.dumps(full.to_json())
+
+
+def test_abort_signal_reason_listeners_and_any() -> None:
+    controller = AbortController()
+    seen: list[object] = []
+    remove = controller.signal.add_listener(seen.append)
+    other = AbortController()
+    combined = AbortSignal.any([controller.signal, other.signal])
+    controller.signal.throw_if_aborted()  # not aborted: no error
+    reason = TimeoutError("deadline")
+    controller.abort(reason)
+    controller.abort("second reason ignored")
+    assert controller.signal.aborted and controller.signal.reason is reason
+    assert seen == [reason]
+    assert combined.aborted and combined.reason is reason
+    with pytest.raises(TimeoutError):
+        controller.signal.throw_if_aborted()
+    remove()
+    plain = AbortSignal.aborted_with("user stop")
+    with pytest.raises(AbortError) as caught:
+        plain.throw_if_aborted()
+    assert caught.value.reason == "user stop"
+    late: list[object] = []
+    plain.add_listener(late.append)
+    assert late == ["user stop"]
+
+
+def test_iso_timestamps_have_milliseconds_and_z() -> None:
+    from datetime import UTC, datetime
+
+    assert to_iso(datetime(2026, 7, 11, 0, 0, 0, 123456, tzinfo=UTC)) == (
+        "2026-07-11T00:00:00.123Z"
+    )
