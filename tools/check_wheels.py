@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -72,7 +73,7 @@ def check(wheel: Path, dist: Path, extra: str | None) -> list[str]:
     if extra is not None:
         module = EXTRAS[name][extra]
     label = f"{name}[{extra}]" if extra else name
-    uv = [sys.executable, "-m", "uv"]
+    uv = uv_command()
     with tempfile.TemporaryDirectory(prefix="wheelcheck-") as tmp:
         venv = Path(tmp) / "venv"
         env = {**os.environ, "VIRTUAL_ENV": str(venv)}
@@ -125,6 +126,14 @@ def check(wheel: Path, dist: Path, extra: str | None) -> list[str]:
         status = "FAIL" if problems else "ok"
         print(f"  {status:4} {label:40} import {module}; closure: {', '.join(sorted(dists))}")
         return problems
+
+
+def uv_command() -> list[str]:
+    """The uv that runs us (`uv run` exports UV), else uv on PATH."""
+    found = os.environ.get("UV") or shutil.which("uv")
+    if found:
+        return [found]
+    raise SystemExit("uv not found: run through `make` or `uv run`")
 
 
 def main() -> int:

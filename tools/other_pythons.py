@@ -7,6 +7,7 @@ interpreter that is not installed is reported and skipped; it is not downloaded.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,8 +16,16 @@ ROOT = Path(__file__).resolve().parent.parent
 CANDIDATES = ("3.12", "3.13")
 
 
+def uv_command() -> list[str]:
+    """The uv that runs us (`uv run` exports UV), else uv on PATH."""
+    found = os.environ.get("UV") or shutil.which("uv")
+    if found:
+        return [found]
+    raise SystemExit("uv not found: run through `make` or `uv run`")
+
+
 def main() -> int:
-    uv = [sys.executable, "-m", "uv"]
+    uv = uv_command()
     failures: list[str] = []
     for version in CANDIDATES:
         found = subprocess.run(
