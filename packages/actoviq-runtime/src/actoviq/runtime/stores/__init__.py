@@ -1,0 +1,92 @@
+"""Store protocols, typed storage errors, in-memory stores and runtime adapters.
+
+Backends (``actoviq.storage.sqlite``) implement the protocols; ``AgentRuntime`` talks only to
+:class:`RuntimeSessionStore` and :class:`RunCheckpointStore`. The conformance suite lives in
+:mod:`actoviq.runtime.stores.conformance` (imported explicitly by tests, not here).
+"""
+
+from actoviq.runtime.stores.adapters import (
+    AUDIT_ONLY_KINDS,
+    DEFAULT_TENANT_ID,
+    StoreRunCheckpointAdapter,
+    StoreRuntimeSessionAdapter,
+    parse_session_revision,
+)
+from actoviq.runtime.stores.errors import (
+    SessionRevisionConflictError,
+    StorageConflictError,
+    StorageDataError,
+    StorageError,
+    StorageNotFoundError,
+    StorageUnavailableError,
+)
+from actoviq.runtime.stores.memory import (
+    InMemoryArtifactMetadataStore,
+    InMemoryCheckpointStore,
+    InMemoryDurableChildStore,
+    InMemoryMemoryStore,
+    InMemorySessionStore,
+)
+from actoviq.runtime.stores.protocols import (
+    ArtifactMetadataStore,
+    CheckpointStore,
+    DurableChildStore,
+    MemoryStore,
+    RunCheckpointStore,
+    RuntimeSessionStore,
+    SessionStore,
+)
+from actoviq.runtime.stores.records import (
+    CHECKPOINT_STATUSES,
+    DURABLE_CHILD_STATUSES,
+    ArtifactRecord,
+    CheckpointRecord,
+    CheckpointStatus,
+    DurableChildRow,
+    MemoryRecord,
+    NewSessionItem,
+    RuntimeSessionLoad,
+    SessionLoad,
+    SessionRecord,
+    SessionSnapshot,
+    StoredSessionItem,
+)
+
+__all__ = [
+    "AUDIT_ONLY_KINDS",
+    "CHECKPOINT_STATUSES",
+    "DEFAULT_TENANT_ID",
+    "DURABLE_CHILD_STATUSES",
+    "ArtifactMetadataStore",
+    "ArtifactRecord",
+    "CheckpointRecord",
+    "CheckpointStatus",
+    "CheckpointStore",
+    "DurableChildRow",
+    "DurableChildStore",
+    "InMemoryArtifactMetadataStore",
+    "InMemoryCheckpointStore",
+    "InMemoryDurableChildStore",
+    "InMemoryMemoryStore",
+    "InMemorySessionStore",
+    "MemoryRecord",
+    "MemoryStore",
+    "NewSessionItem",
+    "RunCheckpointStore",
+    "RuntimeSessionLoad",
+    "RuntimeSessionStore",
+    "SessionLoad",
+    "SessionRecord",
+    "SessionRevisionConflictError",
+    "SessionSnapshot",
+    "SessionStore",
+    "StorageConflictError",
+    "StorageDataError",
+    "StorageError",
+    "StorageNotFoundError",
+    "StorageUnavailableError",
+    "StoreRunCheckpointAdapter",
+    "StoreRuntimeSessionAdapter",
+    "StoredSessionItem",
+    "parse_session_revision",
+]

@@ -1,0 +1,636 @@
+"""In-memory implementations of the storage protocols (tests, scripts, single-process hosts).
+
+Each operation runs without awaiting, so it is atomic on the event loop: the same CAS semantics as
+the SQL backends, with no persistence. Everything returned is a copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from actoviq.core import JsonObject, JsonValue, iso_now
+from actoviq.runtime.stores._rules import (
+    artifact_resource,
+    checkpoint_resource,
+    memory_resource,
+    prepare_append,
+    session_resource,
+    validate_cas_next,
+    validate_checkpoint,
+    validate_child_create,
+)
+from actoviq.runtime.stores.errors import (
+    SessionRevisionConflictError,
+    StorageConflictError,
+    StorageDataError,
+    StorageNotFoundError,
+)
+from actoviq.runtime.stores.records import (
+    ArtifactRecord,
+    CheckpointRecord,
+    CheckpointStatus,
+    DurableChildRow,
+    MemoryRecord,
+    NewSessionItem,
+    SessionLoad,
+    SessionRecord,
+    SessionSnapshot,
+    StoredSessionItem,
+)
+from actoviq.runtime.stores.validation import (
+    require_json_object,
+    require_json_value,
+    require_key,
+    require_limit,
+    require_optional_key,
+    require_revision,
+    require_sha256,
+)
+
+__all__ = [
+    "InMemoryArtifactMetadataStore",
+    "InMemoryCheckpointStore",
+    "InMemoryDurableChildStore",
+    "InMemoryMemoryStore",
+    "InMemorySessionStore",
+]
+
+
+def _copy_items(items: Sequence[StoredSessionItem]) -> tuple[StoredSessionItem, ...]:
+    return tuple(
+        attrs.evolve(item, payload=require_json_object(item.payload, "payload")) for item in items
+    )
+
+
+@attrs.define
+class _Session:
+    record: SessionRecord
+    items: list[StoredSessionItem] = attrs.field(factory=lambda: list[StoredSessionItem]())
+    by_id: dict[str, StoredSessionItem] = attrs.field(
+        factory=lambda: dict[str, StoredSessionItem]()
+    )
+    snapshots: list[SessionSnapshot] = attrs.field(factory=lambda: list[SessionSnapshot]())
+
+
+class InMemorySessionStore:
+    """A :class:`~actoviq.runtime.stores.protocols.SessionStore` held in a dict."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[tuple[str, str], _Session] = {}
+
+    async def create(
+        self,
+        *,
+        tenant_id: str,
+        session_id: str,
+        metadata: JsonObject | None = None,
+        created_at: str | None = None,
+    ) -> SessionRecord:
+        """See :meth:`SessionStore.create`."""
+        key = (require_key(tenant_id, "tenantId"), require_key(session_id, "sessionId"))
+        meta = require_json_object({} if metadata is None else metadata, "metadata")
+        stamp = require_key(created_at or iso_now(), "createdAt")
+        existing = self._sessions.get(key)
+        if existing is not None:
+            raise SessionRevisionConflictError(
+                session_resource(*key),
+                expected_revision=None,
+                actual_revision=existing.record.revision,
+            )
+        record = SessionRecord(
+            tenant_id=tenant_id,
+            session_id=session_id,
+            revision=0,
+            metadata=meta,
+            created_at=stamp,
+            updated_at=stamp,
+            last_sequence=0,
+        )
+        self._sessions[key] = _Session(record=record)
+        return attrs.evolve(record, metadata=require_json_object(meta, "metadata"))
+
+    async def get(self, *, tenant_id: str, session_id: str) -> SessionRecord | None:
+        """See :meth:`SessionStore.get`."""
+        key = (require_key(tenant_id, "tenantId"), require_key(session_id, "sessionId"))
+        session = self._sessions.get(key)
+        return None if session is None else self._copy_record(session.record)
+
+    @staticmethod
+    def _copy_record(record: SessionRecord) -> SessionRecord:
+        return attrs.evolve(record, metadata=require_json_object(record.metadata, "metadata"))
+
+    async def append(
+        self,
+        *,
+        tenant_id: str,
+        session_id: str,
+        expected_revision: int,
+        items: Sequence[NewSessionItem],
+        updated_at: str | None = None,
+    ) -> SessionRecord:
+        """See :meth:`SessionStore.append`."""
+        key = (require_key(tenant_id, "tenantId"), require_key(session_id, "sessionId"))
+        expected = require_revision(expected_revision, "expectedRevision")
+        stamp = updated_at or iso_now()
+        prepared = prepare_append(items, stamp)
+        session = self._sessions.get(key)
+        if session is None:
+            raise StorageNotFoundError(session_resource(*key))
+        known = [session.by_id.get(item.item_id) for item in prepared]
+        if any(found is not None for found in known):
+            if all(
+                found is not None and found.kind == new.kind and found.payload == new.payload
+                for found, new in zip(known, prepared, strict=True)
+            ):
+                return self._copy_record(session.record)
+            raise StorageDataError(
+                f"Session items already exist with different content in {session_resource(*key)}"
+            )
+        record = session.record
+        if record.revision != expected:
+            raise SessionRevisionConflictError(
+                session_resource(*key), expected_revision=expected, actual_revision=record.revision
+            )
+        sequence = record.last_sequence
+        for new in prepared:
+            sequence += 1
+            stored = StoredSessionItem(
+                sequence=sequence,
+                item_id=new.item_id,
+                kind=new.kind,
+                payload=new.payload,
+                created_at=new.created_at or stamp,
+            )
+            session.items.append(stored)
+            session.by_id[new.item_id] = stored
+        session.record = attrs.evolve(
+            record, revision=record.revision + 1, updated_at=stamp, last_sequence=sequence
+        )
+        return self._copy_record(session.record)
+
+    async def load(
+        self,
+        *,
+        tenant_id: str,
+        session_id: str,
+        after_sequence: int | None = None,
+        use_snapshot: bool = True,
+        limit: int | None = None,
+    ) -> SessionLoad:
+        """See :meth:`SessionStore.load`."""
+        key = (require_key(tenant_id, "tenantId"), require_key(session_id, "sessionId"))
+        if after_sequence is not None:
+            require_revision(after_sequence, "afterSequence")
+        cap = require_limit(limit)
+        session = self._sessions.get(key)
+        if session is None:
+            raise StorageNotFoundError(session_resource(*key))
+        snapshot = (
+            session.snapshots[-1]
+            if after_sequence is None and use_snapshot and session.snapshots
+            else None
+        )
+        start = snapshot.through_sequence if snapshot is not None else after_sequence or 0
+        # Sequences are 1..n without gaps, so the tail is a slice.
+        tail = session.items[start:]
+        if cap is not None:
+            tail = tail[:cap]
+        return SessionLoad(
+            session=self._copy_record(session.record),
+            snapshot=None
+            if snapshot is None
+            else attrs.evolve(snapshot, state=require_json_object(snapshot.state, "state")),
+            items=_copy_items(tail),
+        )
+
+    async def compact(
+        self,
+        *,
+        tenant_id: str,
+        session_id: str,
+        expected_revision: int,
+        through_sequence: int,
+        state: JsonObject,
+        created_at: str | None = None,
+    ) -> SessionSnapshot:
+        """See :meth:`SessionStore.compact`."""
+        key = (require_key(tenant_id, "tenantId"), require_key(session_id, "sessionId"))
+        expected = require_revision(expected_revision, "expectedRevision")
+        through = require_revision(through_sequence, "throughSequence")
+        body = require_json_object(state, "state")
+        stamp = require_key(created_at or iso_now(), "createdAt")
+        session = self._sessions.get(key)
+        if session is None:
+            raise StorageNotFoundError(session_resource(*key))
+        record = session.record
+        if record.revision != expected:
+            raise SessionRevisionConflictError(
+                session_resource(*key), expected_revision=expected, actual_revision=record.revision
+            )
+        if through > record.last_sequence:
+            raise StorageDataError(
+                f"Snapshot sequence {through} exceeds session tail {record.last_sequence}"
+            )
+        if session.snapshots and session.snapshots[-1].through_sequence >= through:
+            raise StorageDataError("A compacted snapshot must advance throughSequence")
+        snapshot = SessionSnapshot(
+            through_sequence=through, revision=record.revision + 1, state=body, created_at=stamp
+        )
+        session.snapshots.append(snapshot)
+        session.record = attrs.evolve(record, revision=record.revision + 1, updated_at=stamp)
+        return attrs.evolve(snapshot, state=require_json_object(body, "state"))
+
+    async def list_sessions(
+        self, *, tenant_id: str, limit: int | None = None
+    ) -> list[SessionRecord]:
+        """See :meth:`SessionStore.list_sessions`."""
+        tenant = require_key(tenant_id, "tenantId")
+        cap = require_limit(limit)
+        records = [s.record for (t, _), s in self._sessions.items() if t == tenant]
+        records.sort(key=lambda r: r.session_id)
+        records.sort(key=lambda r: r.updated_at, reverse=True)
+        return [self._copy_record(r) for r in records[:cap]]
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+class InMemoryCheckpointStore:
+    """A :class:`~actoviq.runtime.stores.protocols.CheckpointStore` held in a dict."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[str, str], CheckpointRecord] = {}
+
+    async def put(
+        self,
+        *,
+        tenant_id: str,
+        checkpoint_id: str,
+        run_id: str,
+        expected_revision: int | None,
+        status: CheckpointStatus,
+        state: JsonObject,
+        session_id: str | None = None,
+        interruption: JsonObject | None = None,
+        pending_side_effects: Sequence[JsonObject] = (),
+        trace_context: JsonObject | None = None,
+        updated_at: str | None = None,
+    ) -> CheckpointRecord:
+        """See :meth:`CheckpointStore.put`."""
+        draft = validate_checkpoint(
+            tenant_id=tenant_id,
+            checkpoint_id=checkpoint_id,
+            run_id=run_id,
+            expected_revision=expected_revision,
+            status=status,
+            state=state,
+            session_id=session_id,
+            interruption=interruption,
+            pending_side_effects=pending_side_effects,
+            trace_context=trace_context,
+            updated_at=updated_at or iso_now(),
+        )
+        key = (tenant_id, checkpoint_id)
+        current = self._rows.get(key)
+        actual = None if current is None else current.revision
+        if actual != expected_revision:
+            raise StorageConflictError(
+                checkpoint_resource(*key),
+                expected_revision=expected_revision,
+                actual_revision=actual,
+            )
+        stored = attrs.evolve(
+            draft,
+            revision=0 if current is None else current.revision + 1,
+            created_at=draft.updated_at if current is None else current.created_at,
+        )
+        self._rows[key] = stored
+        return _copy_checkpoint(stored)
+
+    async def get(self, *, tenant_id: str, checkpoint_id: str) -> CheckpointRecord | None:
+        """See :meth:`CheckpointStore.get`."""
+        key = (require_key(tenant_id, "tenantId"), require_key(checkpoint_id, "checkpointId"))
+        row = self._rows.get(key)
+        return None if row is None else _copy_checkpoint(row)
+
+    async def list_checkpoints(
+        self,
+        *,
+        tenant_id: str,
+        run_id: str | None = None,
+        status: CheckpointStatus | None = None,
+        limit: int = 1000,
+    ) -> list[CheckpointRecord]:
+        """See :meth:`CheckpointStore.list_checkpoints`."""
+        tenant = require_key(tenant_id, "tenantId")
+        require_optional_key(run_id, "runId")
+        cap = require_limit(limit)
+        rows = [
+            row
+            for (t, _), row in self._rows.items()
+            if t == tenant
+            and (run_id is None or row.run_id == run_id)
+            and (status is None or row.status == status)
+        ]
+        rows.sort(key=lambda r: (r.created_at, r.checkpoint_id))
+        return [_copy_checkpoint(r) for r in rows[:cap]]
+
+    async def delete(
+        self, *, tenant_id: str, checkpoint_id: str, expected_revision: int | None = None
+    ) -> bool:
+        """See :meth:`CheckpointStore.delete`."""
+        key = (require_key(tenant_id, "tenantId"), require_key(checkpoint_id, "checkpointId"))
+        current = self._rows.get(key)
+        if current is None:
+            return False
+        if expected_revision is not None and current.revision != expected_revision:
+            raise StorageConflictError(
+                checkpoint_resource(*key),
+                expected_revision=expected_revision,
+                actual_revision=current.revision,
+            )
+        del self._rows[key]
+        return True
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+def _copy_checkpoint(row: CheckpointRecord) -> CheckpointRecord:
+    return attrs.evolve(
+        row,
+        state=require_json_object(row.state, "state"),
+        interruption=None
+        if row.interruption is None
+        else require_json_object(row.interruption, "interruption"),
+        pending_side_effects=tuple(
+            require_json_object(e, "pendingSideEffects") for e in row.pending_side_effects
+        ),
+        trace_context=None
+        if row.trace_context is None
+        else require_json_object(row.trace_context, "traceContext"),
+    )
+
+
+class InMemoryMemoryStore:
+    """A :class:`~actoviq.runtime.stores.protocols.MemoryStore` held in a dict."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[str, str], MemoryRecord] = {}
+
+    async def put(
+        self,
+        *,
+        tenant_id: str,
+        memory_id: str,
+        namespace: str,
+        expected_revision: int | None,
+        value: JsonValue,
+        metadata: JsonObject | None = None,
+        updated_at: str | None = None,
+    ) -> MemoryRecord:
+        """See :meth:`MemoryStore.put`."""
+        key = (require_key(tenant_id, "tenantId"), require_key(memory_id, "memoryId"))
+        require_key(namespace, "namespace")
+        if expected_revision is not None:
+            require_revision(expected_revision, "expectedRevision")
+        body = require_json_value(value, "value")
+        meta = require_json_object({} if metadata is None else metadata, "metadata")
+        stamp = require_key(updated_at or iso_now(), "updatedAt")
+        current = self._rows.get(key)
+        actual = None if current is None else current.revision
+        if actual != expected_revision:
+            raise StorageConflictError(
+                memory_resource(*key), expected_revision=expected_revision, actual_revision=actual
+            )
+        row = MemoryRecord(
+            tenant_id=tenant_id,
+            memory_id=memory_id,
+            namespace=namespace,
+            revision=0 if current is None else current.revision + 1,
+            value=body,
+            metadata=meta,
+            created_at=stamp if current is None else current.created_at,
+            updated_at=stamp,
+        )
+        self._rows[key] = row
+        return _copy_memory(row)
+
+    async def get(self, *, tenant_id: str, memory_id: str) -> MemoryRecord | None:
+        """See :meth:`MemoryStore.get`."""
+        key = (require_key(tenant_id, "tenantId"), require_key(memory_id, "memoryId"))
+        row = self._rows.get(key)
+        return None if row is None else _copy_memory(row)
+
+    async def list_memories(
+        self, *, tenant_id: str, namespace: str | None = None, limit: int | None = None
+    ) -> list[MemoryRecord]:
+        """See :meth:`MemoryStore.list_memories`."""
+        tenant = require_key(tenant_id, "tenantId")
+        require_optional_key(namespace, "namespace")
+        cap = require_limit(limit)
+        rows = [
+            r
+            for (t, _), r in self._rows.items()
+            if t == tenant and (namespace is None or r.namespace == namespace)
+        ]
+        rows.sort(key=lambda r: r.memory_id)
+        rows.sort(key=lambda r: r.updated_at, reverse=True)
+        return [_copy_memory(r) for r in rows[:cap]]
+
+    async def delete(
+        self, *, tenant_id: str, memory_id: str, expected_revision: int | None = None
+    ) -> bool:
+        """See :meth:`MemoryStore.delete`."""
+        key = (require_key(tenant_id, "tenantId"), require_key(memory_id, "memoryId"))
+        current = self._rows.get(key)
+        if current is None:
+            return False
+        if expected_revision is not None and current.revision != expected_revision:
+            raise StorageConflictError(
+                memory_resource(*key),
+                expected_revision=expected_revision,
+                actual_revision=current.revision,
+            )
+        del self._rows[key]
+        return True
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+def _copy_memory(row: MemoryRecord) -> MemoryRecord:
+    return attrs.evolve(
+        row,
+        value=require_json_value(row.value, "value"),
+        metadata=require_json_object(row.metadata, "metadata"),
+    )
+
+
+class InMemoryArtifactMetadataStore:
+    """A :class:`~actoviq.runtime.stores.protocols.ArtifactMetadataStore` held in a dict."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[str, str], ArtifactRecord] = {}
+
+    async def put(
+        self,
+        *,
+        tenant_id: str,
+        artifact_id: str,
+        expected_revision: int | None,
+        media_type: str,
+        size: int,
+        sha256: str,
+        uri: str | None = None,
+        metadata: JsonObject | None = None,
+        updated_at: str | None = None,
+    ) -> ArtifactRecord:
+        """See :meth:`ArtifactMetadataStore.put`."""
+        key = (require_key(tenant_id, "tenantId"), require_key(artifact_id, "artifactId"))
+        require_key(media_type, "mediaType")
+        require_revision(size, "size")
+        require_sha256(sha256)
+        require_optional_key(uri, "uri")
+        if expected_revision is not None:
+            require_revision(expected_revision, "expectedRevision")
+        meta = require_json_object({} if metadata is None else metadata, "metadata")
+        stamp = require_key(updated_at or iso_now(), "updatedAt")
+        current = self._rows.get(key)
+        actual = None if current is None else current.revision
+        if actual != expected_revision:
+            raise StorageConflictError(
+                artifact_resource(*key), expected_revision=expected_revision, actual_revision=actual
+            )
+        row = ArtifactRecord(
+            tenant_id=tenant_id,
+            artifact_id=artifact_id,
+            revision=0 if current is None else current.revision + 1,
+            media_type=media_type,
+            size=size,
+            sha256=sha256,
+            uri=uri,
+            metadata=meta,
+            created_at=stamp if current is None else current.created_at,
+            updated_at=stamp,
+        )
+        self._rows[key] = row
+        return attrs.evolve(row, metadata=require_json_object(meta, "metadata"))
+
+    async def get(self, *, tenant_id: str, artifact_id: str) -> ArtifactRecord | None:
+        """See :meth:`ArtifactMetadataStore.get`."""
+        key = (require_key(tenant_id, "tenantId"), require_key(artifact_id, "artifactId"))
+        row = self._rows.get(key)
+        return (
+            None
+            if row is None
+            else attrs.evolve(row, metadata=require_json_object(row.metadata, "metadata"))
+        )
+
+    async def list_artifacts(
+        self, *, tenant_id: str, limit: int | None = None
+    ) -> list[ArtifactRecord]:
+        """See :meth:`ArtifactMetadataStore.list_artifacts`."""
+        tenant = require_key(tenant_id, "tenantId")
+        cap = require_limit(limit)
+        rows = [r for (t, _), r in self._rows.items() if t == tenant]
+        rows.sort(key=lambda r: r.artifact_id)
+        rows.sort(key=lambda r: r.updated_at, reverse=True)
+        return [
+            attrs.evolve(r, metadata=require_json_object(r.metadata, "metadata"))
+            for r in rows[:cap]
+        ]
+
+    async def delete(
+        self, *, tenant_id: str, artifact_id: str, expected_revision: int | None = None
+    ) -> bool:
+        """See :meth:`ArtifactMetadataStore.delete`."""
+        key = (require_key(tenant_id, "tenantId"), require_key(artifact_id, "artifactId"))
+        current = self._rows.get(key)
+        if current is None:
+            return False
+        if expected_revision is not None and current.revision != expected_revision:
+            raise StorageConflictError(
+                artifact_resource(*key),
+                expected_revision=expected_revision,
+                actual_revision=current.revision,
+            )
+        del self._rows[key]
+        return True
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+class InMemoryDurableChildStore:
+    """A :class:`~actoviq.runtime.stores.protocols.DurableChildStore` held in a dict."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[str, str], DurableChildRow] = {}
+
+    async def create(self, *, tenant_id: str, record: JsonObject) -> DurableChildRow:
+        """See :meth:`DurableChildStore.create`."""
+        tenant = require_key(tenant_id, "tenantId")
+        row = validate_child_create(tenant, record)
+        key = (tenant, row.child_id)
+        if key in self._rows:
+            raise StorageConflictError(
+                f"durable child {tenant}/{row.child_id}",
+                expected_revision=None,
+                actual_revision=self._rows[key].revision,
+                message=f'Durable child "{row.child_id}" already exists.',
+            )
+        self._rows[key] = row
+        return _copy_child(row)
+
+    async def get(self, *, tenant_id: str, child_id: str) -> DurableChildRow | None:
+        """See :meth:`DurableChildStore.get`."""
+        key = (require_key(tenant_id, "tenantId"), require_key(child_id, "childId"))
+        row = self._rows.get(key)
+        return None if row is None else _copy_child(row)
+
+    async def compare_and_set(
+        self, *, tenant_id: str, child_id: str, expected_revision: int, record: JsonObject
+    ) -> bool:
+        """See :meth:`DurableChildStore.compare_and_set`."""
+        tenant = require_key(tenant_id, "tenantId")
+        require_key(child_id, "childId")
+        require_revision(expected_revision, "expectedRevision")
+        next_row = validate_cas_next(tenant, child_id, expected_revision, record)
+        key = (tenant, child_id)
+        current = self._rows.get(key)
+        if current is None or current.revision != expected_revision:
+            return False
+        self._rows[key] = next_row
+        return True
+
+    async def list_children(
+        self,
+        *,
+        tenant_id: str,
+        parent_run_id: str | None = None,
+        status: str | None = None,
+        limit: int | None = None,
+    ) -> list[DurableChildRow]:
+        """See :meth:`DurableChildStore.list_children`."""
+        tenant = require_key(tenant_id, "tenantId")
+        require_optional_key(parent_run_id, "parentRunId")
+        cap = require_limit(limit)
+        rows = [
+            r
+            for (t, _), r in self._rows.items()
+            if t == tenant
+            and (parent_run_id is None or r.parent_run_id == parent_run_id)
+            and (status is None or r.status == status)
+        ]
+        rows.sort(key=lambda r: (r.created_at, r.child_id))
+        return [_copy_child(r) for r in rows[:cap]]
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+def _copy_child(row: DurableChildRow) -> DurableChildRow:
+    return attrs.evolve(row, record=require_json_object(row.record, "record"))

@@ -1,0 +1,150 @@
+"""Input and stored-data validation shared by every store (spec 04 §3.2).
+
+These helpers raise :class:`StorageDataError` (``STORAGE_DATA_INVALID``) with the reference message
+fragments. Backends call them before opening a transaction, and again on every read (fail closed).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import cast
+
+from actoviq.core import JsonObject, JsonValue, clone_json_value, find_json_violation
+from actoviq.runtime.stores.errors import StorageDataError
+
+__all__ = [
+    "MAX_SAFE_INTEGER",
+    "copy_object",
+    "decode_json_object",
+    "decode_json_text",
+    "dump_json",
+    "require_json_object",
+    "require_json_value",
+    "require_key",
+    "require_limit",
+    "require_optional_key",
+    "require_revision",
+    "require_sha256",
+]
+
+MAX_SAFE_INTEGER = 2**53 - 1
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def require_key(value: object, field: str) -> str:
+    """Return ``value`` if it is a non-empty string (not trimmed), else raise."""
+    if type(value) is not str or value == "":
+        raise StorageDataError(f"{field} must be a non-empty string")
+    return value
+
+
+def require_optional_key(value: object, field: str) -> str | None:
+    """Like :func:`require_key`, but None passes."""
+    return None if value is None else require_key(value, field)
+
+
+def require_revision(value: object, field: str) -> int:
+    """Return ``value`` if it is a safe integer ``>= 0`` (bools are refused), else raise."""
+    if type(value) is not int or value < 0 or value > MAX_SAFE_INTEGER:
+        raise StorageDataError(f"{field} must be a non-negative safe integer")
+    return value
+
+
+def require_limit(value: object) -> int | None:
+    """Return ``value`` if it is None (unlimited) or a positive safe integer, else raise."""
+    if value is None:
+        return None
+    if type(value) is not int or value <= 0 or value > MAX_SAFE_INTEGER:
+        raise StorageDataError("limit must be a positive safe integer")
+    return value
+
+
+def require_json_value(value: object, label: str) -> JsonValue:
+    """Validate ``value`` as strict JSON and return a deep copy of it."""
+    where = find_json_violation(value)
+    if where is not None:
+        detail = _classify(value, where)
+        raise StorageDataError(f"{label} {detail} at {where}")
+    return clone_json_value(value, label)
+
+
+def _classify(value: object, where: str) -> str:
+    # Walk the path again to name the offending node like the reference does.
+    node = _node_at(value, where)
+    if type(node) is float:
+        return "contains a non-finite number"
+    if type(node) in (dict, list):
+        return "contains a cycle"
+    if node is _MISSING:
+        return "contains a non-JSON value"
+    if isinstance(node, (dict, list, tuple, set, frozenset, bytes)) or hasattr(node, "__dict__"):
+        return "contains a non-plain object"
+    return "contains a non-JSON value"
+
+
+_MISSING = object()
+
+
+def _node_at(value: object, where: str) -> object:
+    node = value
+    for token in re.findall(r"\.([^.\[]+)|\[(\d+)\]", where):
+        key, index = cast(tuple[str, str], token)
+        if key and type(node) is dict:
+            node = cast(dict[str, object], node).get(key, _MISSING)
+        elif index and type(node) is list:
+            items = cast(list[object], node)
+            position = int(index)
+            node = items[position] if position < len(items) else _MISSING
+        else:
+            return _MISSING
+    return node
+
+
+def require_json_object(value: object, label: str) -> JsonObject:
+    """Validate ``value`` as a strict JSON object and return a deep copy of it."""
+    if type(value) is not dict:
+        raise StorageDataError(f"{label} must be a JSON object")
+    return cast(JsonObject, require_json_value(cast(object, value), label))
+
+
+def dump_json(value: JsonValue) -> str:
+    """Serialise compactly (key order kept, no NaN): the stored text form of a payload."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"non-finite number {name}")
+
+
+def decode_json_text(text: object, label: str) -> JsonValue:
+    """Decode stored JSON text, raising :class:`StorageDataError` on anything unexpected."""
+    if type(text) is not str:
+        raise StorageDataError(f"{label} must be stored as text")
+    try:
+        value: object = json.loads(text, parse_constant=_reject_constant)
+    except ValueError as error:
+        raise StorageDataError(f"{label} is not valid JSON: {error}") from None
+    return require_json_value(value, label)
+
+
+def decode_json_object(text: object, label: str) -> JsonObject:
+    """Decode stored JSON text that must hold an object."""
+    value = decode_json_text(text, label)
+    if type(value) is not dict:
+        raise StorageDataError(f"{label} must be a JSON object")
+    return value
+
+
+def require_sha256(value: object, field: str = "sha256") -> str:
+    """Return ``value`` if it is a lowercase hex sha256 digest, else raise."""
+    if type(value) is not str or _SHA256.fullmatch(value) is None:
+        raise StorageDataError(f"{field} must be a lowercase hex sha256 digest")
+    return value
+
+
+def copy_object(value: Mapping[str, JsonValue]) -> JsonObject:
+    """Deep-copy a JSON object already known to be valid."""
+    plain: JsonObject = dict(value)
+    return cast(JsonObject, json.loads(dump_json(plain)))
