@@ -113,6 +113,7 @@ from actoviq.core.run import (
     iso_now,
     to_iso,
 )
+from actoviq.core.schema import items_json_schema
 from actoviq.core.usage import (
     USAGE_FIELDS,
     Usage,
@@ -219,6 +220,7 @@ __all__ = [
     "item_from_json",
     "item_to_json",
     "items_from_json",
+    "items_json_schema",
     "items_to_json",
     "loads",
     "loads_strict",

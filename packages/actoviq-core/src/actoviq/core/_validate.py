@@ -88,10 +88,11 @@ def check_opt_json_object(instance: object, attribute: attrs.Attribute[Any], val
 
 
 def check_literal(allowed: Collection[str]) -> Validator:
-    choices = " | ".join(repr(choice) for choice in allowed)
+    options = tuple(allowed)
+    choices = " | ".join(repr(choice) for choice in options)
 
     def validate(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        if type(value) is not str or value not in allowed:
+        if type(value) is not str or value not in options:
             owner = _owner(instance)
             wire = camel(attribute.name)
             raise ItemValidationError(
@@ -100,6 +101,7 @@ def check_literal(allowed: Collection[str]) -> Validator:
                 item_type=owner,
             )
 
+    validate.allowed = options  # type: ignore[attr-defined]  # read by actoviq.core.schema
     return validate
 
 
@@ -110,4 +112,5 @@ def check_opt_literal(allowed: Collection[str]) -> Validator:
         if value is not None:
             inner(instance, attribute, value)
 
+    validate.allowed = tuple(allowed)  # type: ignore[attr-defined]
     return validate
