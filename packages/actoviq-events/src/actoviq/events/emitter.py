@@ -1,0 +1,176 @@
+"""Stamping events: ``RunEventSequencer`` and ``EventEmitter`` (spec 03 §5.1, §8.3 S10).
+
+Example:
+    >>> from actoviq.events import SequentialIdFactory, ManualClock, create_root_trace_context
+    >>> ids = SequentialIdFactory()
+    >>> sequencer = RunEventSequencer(
+    ...     create_root_trace_context("run-1", ids=ids), ids=ids, clock=ManualClock()
+    ... )
+    >>> event = sequencer.next("run.started", {"agentId": "a"})
+    >>> (event.sequence, event.timestamp)
+    (1, '2026-01-01T00:00:00.000Z')
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Generator, Mapping
+from contextlib import contextmanager
+from typing import cast
+
+from actoviq.core import JsonValue, to_iso
+from actoviq.events.context import (
+    Clock,
+    IdFactory,
+    RandomIdFactory,
+    SystemClock,
+    TraceContext,
+    use_trace_context,
+)
+from actoviq.events.dispatcher import EventDispatcher
+from actoviq.events.envelope import SCHEMA_VERSION, RunEvent
+from actoviq.events.errors import EventValidationError
+
+__all__ = ["EventData", "EventEmitter", "RunEventSequencer"]
+
+EventData = JsonValue | Mapping[str, object]
+"""What callers may pass as ``data``: a JSON value or a payload ``TypedDict``."""
+
+_MAX_SAFE_INT = 2**53 - 1
+
+
+class RunEventSequencer:
+    """Stamps events of one run: schema version, fresh event id, next sequence, trace fields, time.
+
+    Args:
+        context: the run's trace context.
+        last_committed_sequence: the last sequence already emitted (resume continues after it).
+        ids: the id factory (default random).
+        clock: the time source (default the system clock).
+
+    Raises:
+        EventValidationError: ``last_committed_sequence`` is not a non-negative safe integer.
+    """
+
+    __slots__ = ("_clock", "_context", "_ids", "_sequence")
+
+    def __init__(
+        self,
+        context: TraceContext,
+        last_committed_sequence: int = 0,
+        *,
+        ids: IdFactory | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        if (
+            type(last_committed_sequence) is not int
+            or not 0 <= last_committed_sequence <= _MAX_SAFE_INT
+        ):
+            raise EventValidationError(
+                "last_committed_sequence must be a non-negative safe integer, "
+                f"got {last_committed_sequence!r}."
+            )
+        self._context = context
+        self._sequence = last_committed_sequence
+        self._ids = ids if ids is not None else RandomIdFactory()
+        self._clock = clock if clock is not None else SystemClock()
+
+    @property
+    def context(self) -> TraceContext:
+        """The run's trace context."""
+        return self._context
+
+    @property
+    def last_sequence(self) -> int:
+        """The sequence of the last event stamped (or the committed one passed in)."""
+        return self._sequence
+
+    def next(self, type: str, data: EventData = None, *, timestamp: str | None = None) -> RunEvent:
+        """Stamp the next event of the run.
+
+        Raises:
+            EventValidationError: ``type`` is blank ("Run event type must not be empty.").
+        """
+        if type.__class__ is not str or not type.strip():
+            raise EventValidationError("Run event type must not be empty.")
+        context = self._context
+        event = RunEvent(
+            schema_version=SCHEMA_VERSION,
+            event_id=self._ids.event_id(),
+            sequence=self._sequence + 1,
+            run_id=context.run_id,
+            parent_run_id=context.parent_run_id,
+            trace_id=context.trace_id,
+            span_id=context.span_id,
+            parent_span_id=context.parent_span_id,
+            type=type,
+            timestamp=timestamp if timestamp is not None else to_iso(self._clock.now()),
+            data=_as_json(data),
+        )
+        self._sequence += 1
+        return event
+
+
+def _as_json(data: EventData) -> JsonValue:
+    if isinstance(data, Mapping) and type(data) is not dict:
+        return cast(JsonValue, dict(data))
+    return cast(JsonValue, data)
+
+
+class EventEmitter:
+    """One run's event source: stamps with a :class:`RunEventSequencer` and dispatches.
+
+    Emission is serialised by a lock, so concurrent tasks of a run (parallel tools) still deliver
+    the run's events to the sinks in strictly increasing sequence order.
+
+    Example:
+        >>> # emitter = EventEmitter(context, dispatcher)
+        >>> # await emitter.emit("run.started", RunStartedData(agentId="a"))
+    """
+
+    __slots__ = ("_dispatcher", "_lock", "_sequencer")
+
+    def __init__(
+        self,
+        context: TraceContext,
+        dispatcher: EventDispatcher,
+        *,
+        last_committed_sequence: int = 0,
+        ids: IdFactory | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self._sequencer = RunEventSequencer(context, last_committed_sequence, ids=ids, clock=clock)
+        self._dispatcher = dispatcher
+        self._lock = asyncio.Lock()
+
+    @property
+    def context(self) -> TraceContext:
+        """The run's trace context."""
+        return self._sequencer.context
+
+    @property
+    def sequencer(self) -> RunEventSequencer:
+        """The underlying sequencer."""
+        return self._sequencer
+
+    @property
+    def dispatcher(self) -> EventDispatcher:
+        """Where events go."""
+        return self._dispatcher
+
+    @property
+    def last_sequence(self) -> int:
+        """The last sequence stamped (persist it as ``lastEventSequence``)."""
+        return self._sequencer.last_sequence
+
+    async def emit(self, type: str, data: EventData = None) -> RunEvent | None:
+        """Stamp and dispatch one event; return what the sinks received (None if dropped)."""
+        async with self._lock:
+            event = self._sequencer.next(type, data)
+            return await self._dispatcher.dispatch(event)
+
+    @contextmanager
+    def activate(self) -> Generator[TraceContext]:
+        """Make this run's trace context current (``contextvars``) for the block."""
+        with use_trace_context(self._sequencer.context) as context:
+            yield context

@@ -1,0 +1,418 @@
+"""The one redaction engine (decision D6, spec 03 §5.5, §6.2, §8.4 S11).
+
+Key-based redaction is always on: a mapping entry whose key is sensitive has its whole value
+replaced. Keys are compared case-insensitively after normalising ``camelCase``, ``kebab-case`` and
+spaces to ``snake_case``, and the patterns must match the *whole* key (``re.fullmatch``). Text
+scanning (bearer tokens, ``sk-…``/``ghp_…``-style tokens, cloud keys, credentials in URLs,
+``password=…`` assignments) is opt-in: key-based redaction is not content detection.
+
+The walk is iterative with a depth bound, never mutates its input and returns a strict JSON clone:
+mappings, sequences, sets, attrs classes, dataclasses, pydantic models, enums, dates and
+exceptions (``{name, message}``, never a traceback) are converted; anything else becomes a
+``"[object <Type>]"`` marker. If the walk cannot complete it raises :class:`RedactionError`, so the
+caller delivers nothing (fail-closed).
+
+Example:
+    >>> Redactor().redact({"headers": {"Authorization": "Bearer abc"}, "apiKey": "k", "ok": 1})
+    {'headers': {'Authorization': '[REDACTED]'}, 'apiKey': '[REDACTED]', 'ok': 1}
+    >>> Redactor(RedactionPolicy(scan_text=True)).redact("see https://u:p4ss@host/x")
+    'see https://[REDACTED]@host/x'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import re
+from collections.abc import Mapping, Sequence, Set
+from datetime import date, datetime, time
+from typing import Any, Final, cast
+
+import attrs
+
+from actoviq.core import UNSET, ActoviqError, JsonValue, converter
+from actoviq.events.envelope import RunEvent
+from actoviq.events.errors import EventValidationError, RedactionError
+
+__all__ = [
+    "DEFAULT_REPLACEMENT",
+    "DEFAULT_SENSITIVE_KEY_PATTERNS",
+    "REDACTION_PROCESSOR_ID",
+    "RedactionPolicy",
+    "RedactionProcessor",
+    "Redactor",
+    "normalize_key",
+    "redact_text",
+    "redact_value",
+]
+
+DEFAULT_REPLACEMENT: Final = "[REDACTED]"
+REDACTION_PROCESSOR_ID: Final = "sensitive-data-redaction"
+
+DEFAULT_SENSITIVE_KEY_PATTERNS: Final[tuple[str, ...]] = (
+    r"(.*_)?authorization",
+    r"(.*_)?((api|access|refresh|auth|id|session|bearer|csrf|xsrf)_?)?token",
+    r"(.*_)?(api|private|secret|access|signing|encryption|master)_?key",
+    r"(.*_)?((client|shared|app|api)_?)?secret",
+    r"(.*_)?(password|passwd|passphrase)",
+    r"(set_)?cookie",
+    r"(.*_)?credentials?",
+    r"(.*_)?signature",
+    r"encrypted_?content",
+    r"opaque(_?reasoning)?",
+    r"stack(_?trace)?|traceback",
+)
+"""Whole-key patterns, matched case-insensitively against :func:`normalize_key` of each key.
+
+They cover the runtime list of spec 03 §5.5 and the stricter surface list of §6.2, e.g.
+``authorization``, ``proxy-authorization``, ``token``, ``apiToken``, ``x-api-key``, ``api_key``,
+``openai_api_key``, ``aws_secret_access_key``, ``secret``, ``clientSecret``, ``password``,
+``passwd``, ``cookie``, ``set-cookie``, ``credentials``, ``signature``, ``encrypted_content``.
+Counters such as ``inputTokens`` or ``maxTokens`` do not match.
+"""
+
+_CAMEL_1 = re.compile(r"([a-z0-9])([A-Z])")
+_CAMEL_2 = re.compile(r"([A-Z]+)([A-Z][a-z])")
+_SEPARATORS = re.compile(r"[-\s.]+")
+_KEY_CACHE_LIMIT = 8192
+
+
+def normalize_key(key: str) -> str:
+    """``"X-API-Key"`` → ``"x_api_key"``, ``"clientSecret"`` → ``"client_secret"``."""
+    spaced = _CAMEL_2.sub(r"\1_\2", _CAMEL_1.sub(r"\1_\2", key))
+    return _SEPARATORS.sub("_", spaced).lower()
+
+
+def _text_rules(replacement: str) -> tuple[tuple[re.Pattern[str], str], ...]:
+    fill = replacement.replace("\\", "\\\\")
+    value = r"[^\s,;\"'}&]+"
+    return (
+        # 1. Authorization schemes.
+        (re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=\-]+", re.IGNORECASE), rf"\1 {fill}"),
+        # 2. key=value / key: value assignments of secret-named keys.
+        (
+            re.compile(
+                r"\b((?:x[_-]?)?api[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token"
+                r"|id[_-]?token|password|passwd|passphrase|client[_-]?secret|private[_-]?key"
+                r"|secret|token|authorization)([\"']?\s*[=:]\s*[\"']?)" + value,
+                re.IGNORECASE,
+            ),
+            rf"\1\2{fill}",
+        ),
+        # 3. Secret-named URL query parameters.
+        (
+            re.compile(
+                r"([?&;](?:api[_-]?key|access[_-]?token|token|password|secret|key|sig|signature"
+                r"|auth|client[_-]?secret)=)[^&#\s\"']+",
+                re.IGNORECASE,
+            ),
+            rf"\1{fill}",
+        ),
+        # 4. Well-known token shapes (case-sensitive prefixes).
+        (
+            re.compile(
+                r"(?<![A-Za-z0-9])(?:sk-(?:proj-|ant-)?|gh[pousr]_|github_pat_|xox[baprs]-"
+                r"|glpat-|hf_)[A-Za-z0-9_\-]{4,}"
+            ),
+            fill,
+        ),
+        # 5. Cloud keys.
+        (re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z])"), fill),
+        (re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{20,}"), fill),
+        # 6. Credentials in URL user-info.
+        (
+            re.compile(r"\b([a-z][a-z0-9+.\-]*://)[^/\s:@\"']+:[^/\s@\"']*@", re.IGNORECASE),
+            rf"\1{fill}@",
+        ),
+    )
+
+
+def _check_depth(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if type(value) is not int or value < 1:
+        raise EventValidationError(
+            f"RedactionPolicy.max_depth must be a positive int, got {value!r}."
+        )
+
+
+def _check_keys(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    for key in value:  # type: ignore[attr-defined]
+        if isinstance(key, str):
+            if not key.strip():
+                raise EventValidationError("Additional sensitive keys must not be empty.")
+        elif not isinstance(key, re.Pattern):
+            raise EventValidationError(
+                f"Additional sensitive keys must be strings or compiled patterns, got {key!r}."
+            )
+
+
+@attrs.frozen(kw_only=True, slots=True)
+class RedactionPolicy:
+    """How to redact.
+
+    Attributes:
+        replacement: the text that replaces a secret.
+        additional_keys: extra sensitive keys: strings compared case-insensitively to the key
+            (raw or normalised) or compiled regexes that must fully match it.
+        scan_text: also scan every string value for secret shapes (opt-in).
+        max_depth: containers nested deeper than this make redaction fail (fail-closed).
+        default_keys: apply :data:`DEFAULT_SENSITIVE_KEY_PATTERNS` (turn off only to replace
+            them entirely with ``additional_keys``).
+    """
+
+    replacement: str = DEFAULT_REPLACEMENT
+    additional_keys: tuple[str | re.Pattern[str], ...] = attrs.field(
+        default=(), converter=tuple, validator=_check_keys
+    )
+    scan_text: bool = False
+    max_depth: int = attrs.field(default=64, validator=_check_depth)
+    default_keys: bool = True
+
+
+_CIRCULAR: Final = "[Circular]"
+_EXIT: Final = object()
+
+
+class Redactor:
+    """The redaction engine; thread-safe and reusable. See the module docstring.
+
+    Example:
+        >>> Redactor(RedactionPolicy(additional_keys=("ssn",))).redact({"SSN": "123"})
+        {'SSN': '[REDACTED]'}
+    """
+
+    __slots__ = ("_extra_exact", "_extra_patterns", "_key_cache", "_key_re", "_policy", "_rules")
+
+    def __init__(self, policy: RedactionPolicy | None = None) -> None:
+        self._policy = policy if policy is not None else RedactionPolicy()
+        patterns = list(DEFAULT_SENSITIVE_KEY_PATTERNS) if self._policy.default_keys else []
+        self._key_re = (
+            re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None
+        )
+        self._extra_exact = frozenset(
+            key.lower() for key in self._policy.additional_keys if isinstance(key, str)
+        ) | frozenset(
+            normalize_key(key) for key in self._policy.additional_keys if isinstance(key, str)
+        )
+        self._extra_patterns = tuple(
+            key for key in self._policy.additional_keys if isinstance(key, re.Pattern)
+        )
+        self._rules = _text_rules(self._policy.replacement)
+        self._key_cache: dict[str, bool] = {}
+
+    @property
+    def policy(self) -> RedactionPolicy:
+        """The policy this redactor applies."""
+        return self._policy
+
+    def is_sensitive_key(self, key: str) -> bool:
+        """True when a value stored under ``key`` must be replaced."""
+        cached = self._key_cache.get(key)
+        if cached is not None:
+            return cached
+        normalized = normalize_key(key)
+        result = (
+            (self._key_re is not None and self._key_re.fullmatch(normalized) is not None)
+            or key.lower() in self._extra_exact
+            or normalized in self._extra_exact
+            or any(
+                pattern.fullmatch(key) is not None or pattern.fullmatch(normalized) is not None
+                for pattern in self._extra_patterns
+            )
+        )
+        if len(self._key_cache) >= _KEY_CACHE_LIMIT:
+            self._key_cache.clear()
+        self._key_cache[key] = result
+        return result
+
+    def redact_text(self, text: str) -> str:
+        """Replace secret shapes inside free text (always, regardless of ``scan_text``)."""
+        for pattern, substitute in self._rules:
+            text = pattern.sub(substitute, text)
+        return text
+
+    def redact(self, value: object) -> JsonValue:
+        """Return a redacted, strict-JSON clone of ``value`` (the input is never mutated).
+
+        Raises:
+            RedactionError: the value nests deeper than ``max_depth`` or cannot be read; nothing
+                derived from it may be delivered.
+        """
+        try:
+            return self._walk(value)
+        except RedactionError:
+            raise
+        except Exception as error:  # any failure while reading the value: fail closed
+            raise RedactionError(
+                f"Redaction failed ({type(error).__name__}); the value was not delivered."
+            ) from None
+
+    def _walk(self, value: object) -> JsonValue:
+        policy = self._policy
+        scan = policy.scan_text
+        replacement = policy.replacement
+        max_depth = policy.max_depth
+        sensitive = self.is_sensitive_key
+        root: list[Any] = [None]
+        ancestors: set[int] = set()
+        # (source, target container, slot, depth); target _EXIT pops an ancestor.
+        stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 0)]
+        while stack:
+            entry = stack.pop()
+            source: Any = entry[0]
+            target: Any = entry[1]
+            slot: Any = entry[2]
+            depth = entry[3]
+            if target is _EXIT:
+                ancestors.discard(source)
+                continue
+            kind: Any = source.__class__
+            if kind is str:
+                target[slot] = self.redact_text(source) if scan else source
+                continue
+            if source is None or kind is int or kind is bool:
+                target[slot] = source
+                continue
+            if kind is float:
+                target[slot] = source if math.isfinite(source) else None
+                continue
+            if kind is not dict and kind is not list:
+                ident = id(source)
+                if ident in ancestors:
+                    target[slot] = _CIRCULAR
+                    continue
+                converted, is_container = self._convert(source)
+                if not is_container:
+                    target[slot] = converted
+                    continue
+                if type(converted) is not dict and type(converted) is not list:
+                    stack.append((converted, target, slot, depth))  # e.g. an enum's value
+                    continue
+                # Track the original object too, so a self-containing custom mapping ends.
+                ancestors.add(ident)
+                stack.append((ident, _EXIT, None, 0))
+                source = cast(Any, converted)
+            ident = id(source)
+            if ident in ancestors:
+                target[slot] = _CIRCULAR
+                continue
+            if depth >= max_depth:
+                raise RedactionError(
+                    f"Redaction refused a value nested deeper than {max_depth} levels."
+                )
+            ancestors.add(ident)
+            stack.append((ident, _EXIT, None, 0))
+            child_depth = depth + 1
+            if type(source) is dict:
+                mapping: dict[str, Any] = {}
+                target[slot] = mapping
+                pairs: list[tuple[Any, Any]] = list(cast(dict[Any, Any], source).items())
+                for raw_key, child in pairs:
+                    if child is UNSET:
+                        continue
+                    key = raw_key if type(raw_key) is str else str(raw_key)
+                    if sensitive(key):
+                        mapping[key] = replacement
+                        continue
+                    child_kind: Any = child.__class__
+                    if child_kind is str:
+                        mapping[key] = self.redact_text(child) if scan else child
+                    elif child is None or child_kind is int or child_kind is bool:
+                        mapping[key] = child
+                    else:
+                        mapping[key] = None
+                        stack.append((child, mapping, key, child_depth))
+                continue
+            children: list[Any] = list(cast(list[Any], source))
+            array: list[Any] = [None] * len(children)
+            target[slot] = array
+            for index, child in enumerate(children):
+                child_kind: Any = child.__class__
+                if child_kind is str:
+                    array[index] = self.redact_text(child) if scan else child
+                elif child is None or child_kind is int or child_kind is bool:
+                    array[index] = child
+                else:
+                    stack.append((child, array, index, child_depth))
+        return root[0]
+
+    def _convert(self, source: object) -> tuple[Any, bool]:
+        """Map a non-JSON object to a JSON scalar (``False``) or a walkable container (``True``)."""
+        if source is UNSET:
+            return None, False
+        if isinstance(source, enum.Enum):
+            return source.value, True
+        if isinstance(source, str):
+            return str(source), True
+        if isinstance(source, bool):
+            return bool(source), False
+        if isinstance(source, int):
+            return int(source), False
+        if isinstance(source, float):
+            return float(source), True
+        if isinstance(source, datetime | date | time):
+            return source.isoformat(), False
+        if isinstance(source, bytes | bytearray | memoryview):
+            return f"[{len(cast(bytes, source))} bytes]", False
+        if isinstance(source, BaseException):
+            error: dict[str, Any] = {
+                "name": type(source).__name__,
+                "message": self.redact_text(str(source)),
+            }
+            if isinstance(source, ActoviqError):
+                error["code"] = source.code
+            return error, True
+        if isinstance(source, Mapping):
+            return dict(source.items()), True  # type: ignore[union-attr]
+        if isinstance(source, Sequence | Set):
+            return list(source), True  # type: ignore[arg-type]
+        if attrs.has(type(source)):
+            return converter.unstructure(source), True
+        if dataclasses.is_dataclass(source) and not isinstance(source, type):
+            return {
+                field.name: getattr(source, field.name) for field in dataclasses.fields(source)
+            }, True
+        dump = getattr(source, "model_dump", None)
+        if callable(dump):
+            return dump(mode="json"), True
+        return f"[object {type(source).__name__}]", False
+
+
+class RedactionProcessor:
+    """The event processor around a :class:`Redactor` (id ``sensitive-data-redaction``).
+
+    Only ``event.data`` is processed; envelope fields are untouched. ``fail_closed`` tells the
+    dispatcher that a failure must drop the event, never deliver it unredacted.
+    """
+
+    fail_closed: Final = True
+
+    def __init__(
+        self,
+        redactor: Redactor | None = None,
+        *,
+        id: str = REDACTION_PROCESSOR_ID,
+    ) -> None:
+        self.id = id
+        self.redactor = redactor if redactor is not None else Redactor()
+
+    def process(self, event: RunEvent) -> RunEvent:
+        """Return a copy of ``event`` with redacted data.
+
+        Raises:
+            RedactionError: redaction failed (the event must not be delivered).
+        """
+        return event.with_data(self.redactor.redact(event.data))
+
+
+_DEFAULT = Redactor()
+
+
+def redact_value(value: object, policy: RedactionPolicy | None = None) -> JsonValue:
+    """Shortcut for ``Redactor(policy).redact(value)`` (the default policy is shared)."""
+    return (_DEFAULT if policy is None else Redactor(policy)).redact(value)
+
+
+def redact_text(text: str, policy: RedactionPolicy | None = None) -> str:
+    """Shortcut for ``Redactor(policy).redact_text(text)``."""
+    return (_DEFAULT if policy is None else Redactor(policy)).redact_text(text)
