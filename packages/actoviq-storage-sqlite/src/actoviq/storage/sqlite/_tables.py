@@ -1,0 +1,232 @@
+"""SQLAlchemy Core tables (spec 04 §3.3 layout, plus the durable-children table of §8.1.2).
+
+Table and column names follow the reference so a database written by the TypeScript SDK stays
+readable. JSON is TEXT (canonical text round-trips exactly; JSONB would reorder keys).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    Column,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+SCHEMA_VERSION = 1
+"""The cross-language ``storage_v2_schema.version`` marker this code writes and accepts."""
+
+metadata = MetaData()
+
+schema_table = Table(
+    "storage_v2_schema",
+    metadata,
+    Column("singleton", Integer, primary_key=True, autoincrement=False),
+    Column("version", Integer, nullable=False),
+    CheckConstraint("singleton = 1", name="storage_v2_schema_singleton"),
+)
+
+sessions = Table(
+    "storage_v2_sessions",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("session_id", Text, nullable=False),
+    Column("revision", BigInteger, nullable=False),
+    Column("metadata_json", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+    Column("updated_at", Text, nullable=False),
+    Column("last_sequence", BigInteger, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "session_id"),
+    CheckConstraint("revision >= 0", name="storage_v2_sessions_revision"),
+    CheckConstraint("last_sequence >= 0", name="storage_v2_sessions_last_sequence"),
+)
+Index("storage_v2_sessions_updated", sessions.c.tenant_id, sessions.c.updated_at)
+
+session_items = Table(
+    "storage_v2_session_items",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("session_id", Text, nullable=False),
+    Column("sequence", BigInteger, nullable=False),
+    Column("item_id", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("payload_json", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "session_id", "sequence"),
+    UniqueConstraint("tenant_id", "session_id", "item_id"),
+    ForeignKeyConstraint(
+        ["tenant_id", "session_id"], [sessions.c.tenant_id, sessions.c.session_id]
+    ),
+    CheckConstraint("sequence > 0", name="storage_v2_session_items_sequence"),
+)
+Index(
+    "storage_v2_session_items_tail",
+    session_items.c.tenant_id,
+    session_items.c.session_id,
+    session_items.c.sequence,
+)
+
+session_snapshots = Table(
+    "storage_v2_session_snapshots",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("session_id", Text, nullable=False),
+    Column("through_sequence", BigInteger, nullable=False),
+    Column("session_revision", BigInteger, nullable=False),
+    Column("state_json", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "session_id", "through_sequence"),
+    ForeignKeyConstraint(
+        ["tenant_id", "session_id"], [sessions.c.tenant_id, sessions.c.session_id]
+    ),
+)
+
+checkpoints = Table(
+    "storage_v2_checkpoints",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("checkpoint_id", Text, nullable=False),
+    Column("run_id", Text, nullable=False),
+    Column("session_id", Text, nullable=True),
+    Column("revision", BigInteger, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("state_json", Text, nullable=False),
+    Column("interruption_json", Text, nullable=True),
+    Column("pending_side_effects_json", Text, nullable=False),
+    Column("trace_context_json", Text, nullable=True),
+    Column("created_at", Text, nullable=False),
+    Column("updated_at", Text, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "checkpoint_id"),
+)
+Index(
+    "storage_v2_checkpoints_run",
+    checkpoints.c.tenant_id,
+    checkpoints.c.run_id,
+    checkpoints.c.created_at,
+)
+
+memory = Table(
+    "storage_v2_memory",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("memory_id", Text, nullable=False),
+    Column("namespace", Text, nullable=False),
+    Column("revision", BigInteger, nullable=False),
+    Column("value_json", Text, nullable=False),
+    Column("metadata_json", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+    Column("updated_at", Text, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "memory_id"),
+)
+Index("storage_v2_memory_namespace", memory.c.tenant_id, memory.c.namespace, memory.c.updated_at)
+
+artifacts = Table(
+    "storage_v2_artifacts",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("artifact_id", Text, nullable=False),
+    Column("revision", BigInteger, nullable=False),
+    Column("media_type", Text, nullable=False),
+    Column("size", BigInteger, nullable=False),
+    Column("sha256", Text, nullable=False),
+    Column("uri", Text, nullable=True),
+    Column("metadata_json", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+    Column("updated_at", Text, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "artifact_id"),
+)
+Index("storage_v2_artifacts_updated", artifacts.c.tenant_id, artifacts.c.updated_at)
+
+durable_children = Table(
+    "storage_v2_durable_children",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("child_id", Text, nullable=False),
+    Column("parent_run_id", Text, nullable=True),
+    Column("revision", BigInteger, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("lease_owner", Text, nullable=True),
+    Column("lease_expires_at", BigInteger, nullable=True),
+    Column("heartbeat_at", BigInteger, nullable=True),
+    Column("record_json", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+    Column("updated_at", Text, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "child_id"),
+)
+Index(
+    "storage_v2_durable_children_parent",
+    durable_children.c.tenant_id,
+    durable_children.c.parent_run_id,
+    durable_children.c.created_at,
+)
+Index(
+    "storage_v2_durable_children_lease",
+    durable_children.c.tenant_id,
+    durable_children.c.status,
+    durable_children.c.lease_expires_at,
+)
+
+json_v1_migrations = Table(
+    "storage_v2_json_v1_migrations",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("source_id", Text, nullable=False),
+    Column("source_key", Text, nullable=False),
+    Column("content_hash", Text, nullable=False),
+    Column("session_id", Text, nullable=False),
+    Column("item_count", BigInteger, nullable=False, server_default="0"),
+    Column("migrated_at", Text, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "source_id", "source_key"),
+)
+
+APPEND_ONLY_TABLES = ("storage_v2_session_items", "storage_v2_session_snapshots")
+
+
+def create_append_only_triggers(dialect: str) -> list[str]:
+    """DDL that makes journal and snapshot rows append-only (BEFORE UPDATE/DELETE raise)."""
+    if dialect == "sqlite":
+        return [
+            f"CREATE TRIGGER IF NOT EXISTS {table}_no_{action.lower()} BEFORE {action} "
+            f"ON {table} BEGIN SELECT RAISE(ABORT, '{table} rows are append-only'); END"
+            for table in APPEND_ONLY_TABLES
+            for action in ("UPDATE", "DELETE")
+        ]
+    if dialect == "postgresql":
+        return [
+            "CREATE OR REPLACE FUNCTION storage_v2_append_only() RETURNS trigger AS $$ "
+            "BEGIN RAISE EXCEPTION '% rows are append-only', TG_TABLE_NAME; END $$ "
+            "LANGUAGE plpgsql",
+            *(
+                f"CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
+                "FOR EACH ROW EXECUTE FUNCTION storage_v2_append_only()"
+                for table in APPEND_ONLY_TABLES
+            ),
+        ]
+    return []
+
+
+def suspend_append_only_triggers(dialect: str) -> list[str]:
+    """DDL run inside a maintenance transaction before deleting journal rows (migration rollback)."""
+    if dialect == "sqlite":
+        return [
+            f"DROP TRIGGER IF EXISTS {table}_no_{action.lower()}"
+            for table in APPEND_ONLY_TABLES
+            for action in ("UPDATE", "DELETE")
+        ]
+    if dialect == "postgresql":
+        return [f"ALTER TABLE {table} DISABLE TRIGGER {table}_append_only" for table in APPEND_ONLY_TABLES]
+    return []
+
+
+def resume_append_only_triggers(dialect: str) -> list[str]:
+    """DDL that restores the triggers at the end of the maintenance transaction."""
+    if dialect == "postgresql":
+        return [f"ALTER TABLE {table} ENABLE TRIGGER {table}_append_only" for table in APPEND_ONLY_TABLES]
+    return create_append_only_triggers(dialect)

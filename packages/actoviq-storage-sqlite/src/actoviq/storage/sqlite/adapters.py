@@ -1,0 +1,63 @@
+"""Runtime adapters over the SQL stores (spec 04 §3.13); they never own the storage connection."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from actoviq.core import CanonicalItem, ITEM_TYPES, item_from_json
+from actoviq.runtime.stores import (
+    DEFAULT_TENANT_ID,
+    CheckpointStore,
+    SessionStore,
+    StoredSessionItem,
+    StoreRunCheckpointAdapter,
+    StoreRuntimeSessionAdapter,
+)
+from actoviq.storage.sqlite.legacy import convert_legacy_json_v1_message
+
+__all__ = ["SqliteRunCheckpointAdapter", "SqliteRuntimeSessionAdapter"]
+
+
+class SqliteRuntimeSessionAdapter(StoreRuntimeSessionAdapter):
+    """The runtime's ``RuntimeSessionStore`` over a storage session store.
+
+    Besides the generic mapping it reads preview databases whose ``message`` entries hold legacy
+    ``{role, content}`` payloads (converted with :func:`convert_legacy_json_v1_message`). Legacy
+    ``raw`` blocks and ``legacy_run`` entries stay in the journal but never reach the transcript.
+
+    Example:
+        >>> adapter = SqliteRuntimeSessionAdapter(storage.sessions)  # doctest: +SKIP
+    """
+
+    def __init__(self, store: SessionStore) -> None:
+        super().__init__(store)
+
+    def transcript_items(self, entry: StoredSessionItem) -> list[CanonicalItem]:
+        """Map one journal entry, converting legacy ``message`` payloads."""
+        payload_type = entry.payload.get("type")
+        if entry.kind == "message" and not (
+            isinstance(payload_type, str) and payload_type in ITEM_TYPES
+        ):
+            converted = convert_legacy_json_v1_message(entry.payload, f"item {entry.item_id}")
+            return [
+                item_from_json(payload)
+                for payload in converted
+                if not (payload.get("type") == "raw" and payload.get("provider") == "legacy")
+            ]
+        return super().transcript_items(entry)
+
+
+class SqliteRunCheckpointAdapter(StoreRunCheckpointAdapter):
+    """The runtime's ``RunCheckpointStore`` over a storage checkpoint store.
+
+    ``delete`` writes a ``completed`` tombstone; the run state is kept for audit.
+    """
+
+    def __init__(
+        self,
+        store: CheckpointStore,
+        *,
+        tenant_id: str = DEFAULT_TENANT_ID,
+        checkpoint_id: Callable[[str], str] | None = None,
+    ) -> None:
+        super().__init__(store, tenant_id=tenant_id, checkpoint_id=checkpoint_id)

@@ -1,0 +1,35 @@
+"""The storage-v2 schema version 1 (reference layout plus durable children and ledger counts).
+
+Revision ID: 0001
+Revises:
+Create Date: 2026-01-01
+"""
+
+from __future__ import annotations
+
+from alembic import op
+
+from actoviq.storage.sqlite._tables import SCHEMA_VERSION, create_append_only_triggers, metadata
+
+revision = "0001"
+down_revision = None
+branch_labels = None
+depends_on = None
+
+# While 0001 is the only revision, ``_tables`` describes exactly this schema; a later revision
+# must spell its changes with ``op`` calls instead of touching the tables created here.
+
+
+def upgrade() -> None:
+    bind = op.get_bind()
+    metadata.create_all(bind, checkfirst=True)
+    op.execute(
+        "INSERT INTO storage_v2_schema (singleton, version) "
+        f"SELECT 1, {SCHEMA_VERSION} WHERE NOT EXISTS (SELECT 1 FROM storage_v2_schema)"
+    )
+    for statement in create_append_only_triggers(bind.dialect.name):
+        op.execute(statement)
+
+
+def downgrade() -> None:
+    metadata.drop_all(op.get_bind())

@@ -1,0 +1,104 @@
+"""``SqliteStorage``: one engine and the five stores over it (SQLite by default, PostgreSQL by URL)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from actoviq.runtime.stores import (
+    ArtifactMetadataStore,
+    CheckpointStore,
+    DurableChildStore,
+    MemoryStore,
+    SessionStore,
+    StorageUnavailableError,
+)
+
+if TYPE_CHECKING:
+    from actoviq.storage.sqlite._engine import Database
+
+__all__ = ["SqliteStorage"]
+
+
+class SqliteStorage:
+    """The durable stores of one database.
+
+    Open with :meth:`open` (a file path, ``":memory:"`` or a SQLAlchemy async URL such as
+    ``postgresql+asyncpg://user@host/db``). Opening creates or upgrades the schema (Alembic) and
+    refuses a newer one. SQLAlchemy and the driver are imported only here, never at package import.
+
+    Example:
+        >>> async with await SqliteStorage.open("state/actoviq.db") as storage:  # doctest: +SKIP
+        ...     await storage.sessions.create(tenant_id="default", session_id="s1")
+    """
+
+    def __init__(self, database: Database) -> None:
+        from actoviq.storage.sqlite._records import (
+            SqlArtifactMetadataStore,
+            SqlCheckpointStore,
+            SqlDurableChildStore,
+            SqlMemoryStore,
+        )
+        from actoviq.storage.sqlite._sessions import SqlSessionStore
+
+        self._database = database
+        self._closed = False
+        self.sessions: SessionStore = SqlSessionStore(database)
+        self.checkpoints: CheckpointStore = SqlCheckpointStore(database)
+        self.memory: MemoryStore = SqlMemoryStore(database)
+        self.artifacts: ArtifactMetadataStore = SqlArtifactMetadataStore(database)
+        self.children: DurableChildStore = SqlDurableChildStore(database)
+
+    @classmethod
+    async def open(
+        cls, target: str | Path, *, busy_timeout_ms: int = 5000, echo: bool = False
+    ) -> SqliteStorage:
+        """Open (and create or upgrade) the database at ``target``.
+
+        Args:
+            target: a file path (parent directories are created), ``":memory:"``, or a URL
+                containing ``://`` (``sqlite+aiosqlite://…`` or ``postgresql+asyncpg://…``).
+            busy_timeout_ms: how long a SQLite writer waits for the lock.
+            echo: log SQL statements (debugging).
+
+        Raises:
+            StorageUnavailableError: the driver is missing or the database cannot be opened.
+            StorageSchemaError: the database schema is newer than this package.
+            StorageDataError: an empty filename.
+        """
+        try:
+            from actoviq.storage.sqlite._engine import open_database, sqlite_url
+        except ImportError as error:  # pragma: no cover - SQLAlchemy is a hard dependency
+            raise StorageUnavailableError("SQLAlchemy is not installed.", cause=error) from error
+        text = str(target)
+        url = text if "://" in text else sqlite_url(text)
+        return cls(await open_database(url, busy_timeout_ms=busy_timeout_ms, echo=echo))
+
+    @property
+    def dialect(self) -> str:
+        """``"sqlite"`` or ``"postgresql"``."""
+        return self._database.dialect
+
+    @property
+    def database(self) -> Database:
+        """The engine wrapper (used by the JSON v1 migrator; not a stable API)."""
+        return self._database
+
+    async def aclose(self) -> None:
+        """Dispose of the engine; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        await self._database.aclose()
+
+    async def __aenter__(self) -> SqliteStorage:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -1,0 +1,63 @@
+"""Fixtures: one store bundle per backend (in-memory, SQLite file, PostgreSQL when configured)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from actoviq.runtime import (
+    InMemoryArtifactMetadataStore,
+    InMemoryCheckpointStore,
+    InMemoryDurableChildStore,
+    InMemoryMemoryStore,
+    InMemorySessionStore,
+)
+from actoviq.runtime.stores.conformance import StoreBundle
+from actoviq.storage.sqlite import SqliteStorage
+
+POSTGRES_URL = os.environ.get("ACTOVIQ_TEST_POSTGRES_URL")
+BACKENDS = [
+    "memory",
+    "sqlite",
+    pytest.param(
+        "postgres",
+        marks=[
+            pytest.mark.postgres,
+            pytest.mark.skipif(
+                not POSTGRES_URL,
+                reason="ACTOVIQ_TEST_POSTGRES_URL is not set (run ci/start-postgres.sh)",
+            ),
+        ],
+    ),
+]
+
+
+def asyncpg_url(url: str) -> str:
+    """Accept a plain ``postgresql://`` DSN and point SQLAlchemy at asyncpg."""
+    return url.replace("postgresql://", "postgresql+asyncpg://", 1) if "+" not in url.split(":")[0] else url
+
+
+@pytest.fixture(params=BACKENDS)
+async def bundle(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[StoreBundle]:
+    backend: str = request.param
+    if backend == "memory":
+        yield StoreBundle(
+            sessions=InMemorySessionStore(),
+            checkpoints=InMemoryCheckpointStore(),
+            memory=InMemoryMemoryStore(),
+            artifacts=InMemoryArtifactMetadataStore(),
+            children=InMemoryDurableChildStore(),
+        )
+        return
+    target = str(tmp_path / "db" / "actoviq.db") if backend == "sqlite" else asyncpg_url(POSTGRES_URL or "")
+    async with await SqliteStorage.open(target) as storage:
+        yield StoreBundle(
+            sessions=storage.sessions,
+            checkpoints=storage.checkpoints,
+            memory=storage.memory,
+            artifacts=storage.artifacts,
+            children=storage.children,
+        )
