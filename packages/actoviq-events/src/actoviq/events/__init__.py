@@ -20,6 +20,8 @@ Example:
     ["{'agentId': 'a', 'apiKey': '[REDACTED]'}"]
 """
 
+from typing import TYPE_CHECKING
+
 from actoviq.events.context import (
     Clock,
     IdFactory,
@@ -111,6 +113,7 @@ __all__ = [
     "DEFAULT_SENSITIVE_KEY_PATTERNS",
     "DEFAULT_SINK_TIMEOUT",
     "EVENT_TYPES",
+    "INSTRUMENTATION_NAME",
     "REDACTION_PROCESSOR_ID",
     "SCHEMA_VERSION",
     "TERMINAL_EVENT_TYPES",
@@ -144,6 +147,7 @@ __all__ = [
     "ModelTextDeltaData",
     "ModelToolCallDeltaData",
     "ModelUsageData",
+    "OpenTelemetrySink",
     "RandomIdFactory",
     "RedactionError",
     "RedactionPolicy",
@@ -183,3 +187,17 @@ __all__ = [
     "run_events_to_json",
     "use_trace_context",
 ]
+
+if TYPE_CHECKING:
+    from actoviq.events.otel import INSTRUMENTATION_NAME, OpenTelemetrySink
+
+_LAZY = frozenset({"INSTRUMENTATION_NAME", "OpenTelemetrySink"})
+
+
+def __getattr__(name: str) -> object:
+    # OpenTelemetry is imported on first use so `import actoviq.events` stays fast.
+    if name in _LAZY:
+        from actoviq.events import otel
+
+        return getattr(otel, name)
+    raise AttributeError(f"module 'actoviq.events' has no attribute {name!r}")
