@@ -1,0 +1,110 @@
+"""actoviq.workflow: trusted and untrusted workflow executors (spec 04 §2, decision D8).
+
+Scripts are Python source defining ``main(context)`` (sync or ``async``) that returns a JSON value.
+
+Example:
+    >>> import asyncio
+    >>> router = WorkflowExecutorRouter()
+    >>> request = UntrustedWorkflowRequest(source="def main(c): return 1", workspace_dir="/tmp")
+    >>> try:
+    ...     asyncio.run(router.execute(request))
+    ... except UntrustedWorkflowRejectedError as error:
+    ...     print(error.code)
+    UNTRUSTED_WORKFLOW_REJECTED
+"""
+
+from actoviq.workflow.bubblewrap import BubblewrapWorkflowExecutor, bubblewrap_argv
+from actoviq.workflow.capabilities import (
+    CAPABILITY_NAME_PATTERN,
+    clone_json_within,
+    resolve_capability_handlers,
+    resolve_requested_capabilities,
+    validate_capability_name,
+)
+from actoviq.workflow.errors import (
+    CAPABILITY_FAILED_CODE,
+    UntrustedWorkflowRejectedError,
+    WorkflowAbortedError,
+    WorkflowCapabilityNotAllowedError,
+    WorkflowConfigurationError,
+    WorkflowExecutionError,
+    WorkflowExecutorError,
+    WorkflowMessageLimitError,
+    WorkflowOutputLimitError,
+    WorkflowPermissionError,
+    WorkflowProtocolError,
+    WorkflowResourceLimitError,
+    WorkflowTimeoutError,
+    WorkflowTrustTierError,
+)
+from actoviq.workflow.limits import (
+    HARD_MAX_MESSAGE_BYTES,
+    ProcessResourceLimits,
+    WorkflowExecutorLimits,
+    resolve_workflow_executor_limits,
+)
+from actoviq.workflow.local_process import (
+    LocalIsolatedProcessWorkflowExecutor,
+    ProcessWorkflowExecutorBase,
+)
+from actoviq.workflow.router import WorkflowExecutorRouter, execute_workflow
+from actoviq.workflow.trusted import TrustedInProcessWorkflowExecutor
+from actoviq.workflow.types import (
+    CapabilityCallContext,
+    CapabilityHandler,
+    SandboxCapabilities,
+    SandboxIsolation,
+    SandboxWorkflowExecutor,
+    TrustedWorkflowExecutor,
+    TrustedWorkflowRequest,
+    TrustTier,
+    UntrustedWorkflowRequest,
+    WorkflowExecutionRequest,
+    WorkflowExecutionResult,
+    workflow_request_from_json,
+)
+
+__all__ = [
+    "CAPABILITY_FAILED_CODE",
+    "CAPABILITY_NAME_PATTERN",
+    "HARD_MAX_MESSAGE_BYTES",
+    "BubblewrapWorkflowExecutor",
+    "CapabilityCallContext",
+    "CapabilityHandler",
+    "LocalIsolatedProcessWorkflowExecutor",
+    "ProcessResourceLimits",
+    "ProcessWorkflowExecutorBase",
+    "SandboxCapabilities",
+    "SandboxIsolation",
+    "SandboxWorkflowExecutor",
+    "TrustTier",
+    "TrustedInProcessWorkflowExecutor",
+    "TrustedWorkflowExecutor",
+    "TrustedWorkflowRequest",
+    "UntrustedWorkflowRejectedError",
+    "UntrustedWorkflowRequest",
+    "WorkflowAbortedError",
+    "WorkflowCapabilityNotAllowedError",
+    "WorkflowConfigurationError",
+    "WorkflowExecutionError",
+    "WorkflowExecutionRequest",
+    "WorkflowExecutionResult",
+    "WorkflowExecutorError",
+    "WorkflowExecutorLimits",
+    "WorkflowExecutorRouter",
+    "WorkflowMessageLimitError",
+    "WorkflowOutputLimitError",
+    "WorkflowPermissionError",
+    "WorkflowProtocolError",
+    "WorkflowResourceLimitError",
+    "WorkflowTimeoutError",
+    "WorkflowTrustTierError",
+    "bubblewrap_argv",
+    "clone_json_within",
+    "execute_workflow",
+    "resolve_capability_handlers",
+    "resolve_requested_capabilities",
+    "resolve_workflow_executor_limits",
+    "validate_capability_name",
+    "workflow_request_from_json",
+]
