@@ -12,6 +12,7 @@ from typing import ClassVar
 from actoviq.core import AbortError, ActoviqError, ModelRegistryError, RunError
 
 __all__ = [
+    "InvalidModelRequestError",
     "ModelCallAbortedError",
     "ModelCallTimeoutError",
     "ModelOwnershipError",
@@ -67,3 +68,9 @@ class ProviderOptionsError(ActoviqError, ValueError):
     """``provider_options`` tried to set a key the adapter owns (02 §6.8 item 15)."""
 
     default_code: ClassVar[str] = "PROVIDER_OPTIONS_INVALID"
+
+
+class InvalidModelRequestError(ActoviqError, ValueError):
+    """A request field has a value the target provider API cannot accept (e.g. metadata shape)."""
+
+    default_code: ClassVar[str] = "INVALID_MODEL_REQUEST"

@@ -1,0 +1,306 @@
+"""Helpers shared by the three mapping modules (spec 02 §2.8)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, cast
+
+import attrs
+
+from actoviq.core import (
+    UNSET,
+    CanonicalItem,
+    JsonObject,
+    JsonValue,
+    ProviderResponseError,
+    RawItem,
+    RefusalItem,
+    StructuredItem,
+    TextItem,
+    ToolCallItem,
+    Unset,
+    UnsupportedItemError,
+    Usage,
+)
+from actoviq.providers.errors import ProviderOptionsError
+from actoviq.providers.types import FinishReason, ModelRequest
+
+__all__ = [
+    "MappingOptions",
+    "as_dict",
+    "attach_structured_output",
+    "compact",
+    "dumps_js",
+    "finish_reason",
+    "json_object",
+    "json_value",
+    "merge_provider_options",
+    "raw_output",
+    "refusal_output",
+    "safe_json_parse",
+    "stream_error",
+    "stringify_tool_value",
+    "text_output",
+    "tool_call_output",
+    "unsupported",
+    "usage_from_paths",
+]
+
+
+@attrs.frozen(kw_only=True, slots=True)
+class MappingOptions:
+    """How an adapter maps (ADR-001 / D4).
+
+    Attributes:
+        provider_id: the adapter instance id (owner of raw and reasoning items).
+        include_raw_response: keep the whole provider response on ``ModelResponse.raw_response``.
+        preserve_provider_items: keep unknown provider output as ``raw`` items (else dropped).
+        emit_provider_events: re-emit provider stream events as ``provider.event`` (opt-in).
+    """
+
+    provider_id: str
+    include_raw_response: bool = False
+    preserve_provider_items: bool = True
+    emit_provider_events: bool = False
+
+
+def dumps_js(value: object) -> str:
+    """``JSON.stringify`` bytes: compact separators, non-ASCII kept."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def compact(**fields: Any) -> dict[str, Any]:
+    """A dict without the :data:`UNSET` / ``None``-meaning-absent entries (``None`` → dropped)."""
+    return {key: value for key, value in fields.items() if value is not UNSET and value is not None}
+
+
+def as_dict(value: object) -> dict[str, Any] | None:
+    """``value`` as a str-keyed dict, or None."""
+    return cast(dict[str, Any], value) if isinstance(value, dict) else None
+
+
+def safe_json_parse(value: object) -> object:
+    """Parse a JSON string; on failure return the original string. Non-strings pass through."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+def stringify_tool_value(value: JsonValue | Unset) -> str:
+    """A tool output as the provider's string content (strings unchanged, else compact JSON)."""
+    if isinstance(value, str):
+        return value
+    return dumps_js(None if value is UNSET else value)
+
+
+def json_value(value: object) -> JsonValue:
+    """Lenient conversion of provider data to strict JSON (non-finite numbers become strings)."""
+    if value is None or isinstance(value, str | bool):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, Mapping):
+        return {
+            str(k): json_value(v)
+            for k, v in cast(Mapping[object, object], value).items()
+            if v is not UNSET
+        }
+    if isinstance(value, list | tuple):
+        return [json_value(v) for v in cast(Iterable[object], value)]
+    return str(value)
+
+
+def json_object(value: object) -> JsonObject:
+    """A dict as JSON; None → ``{}``; anything else → ``{"raw": value}``."""
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        return cast(JsonObject, json_value(cast(object, value)))
+    return {"raw": json_value(value)}
+
+
+def text_output(text: str) -> TextItem:
+    """An assistant text item."""
+    return TextItem(role="assistant", text=text)
+
+
+def tool_call_output(call_id: str, name: str, arguments: object) -> ToolCallItem:
+    """A tool call; JSON-string arguments are parsed, an empty string means ``{}`` (02 §6.8 3)."""
+    if isinstance(arguments, str):
+        arguments = {} if not arguments.strip() else safe_json_parse(arguments)
+    return ToolCallItem(id=call_id, name=name, input=json_object(arguments))
+
+
+def raw_output(provider: str, value: object) -> RawItem:
+    """A provider item kept verbatim."""
+    return RawItem(provider=provider, value=json_value(value))
+
+
+def refusal_output(message: str, provider_data: object = UNSET) -> RefusalItem:
+    """A refusal, with the provider's part when given."""
+    if provider_data is UNSET:
+        return RefusalItem(message=message)
+    return RefusalItem(message=message, provider_data=json_value(provider_data))
+
+
+_FINISH: Final[dict[str, FinishReason]] = {
+    "stop": "stop",
+    "end_turn": "stop",
+    "completed": "stop",
+    "stop_sequence": "stop",  # 02 §6.8 item 3
+    "length": "length",
+    "max_tokens": "length",
+    "max_output_tokens": "length",
+    "incomplete": "length",
+    "model_context_window_exceeded": "length",
+    "tool_calls": "tool_calls",
+    "tool_use": "tool_calls",
+    "content_filter": "content_filter",
+    "refusal": "refusal",
+    "cancelled": "cancelled",
+    "canceled": "cancelled",
+    "failed": "error",
+    "error": "error",
+}
+
+
+def finish_reason(value: object) -> FinishReason:
+    """Map a provider stop/finish/status value (``pause_turn`` and unknown values: ``unknown``)."""
+    return _FINISH.get(value, "unknown") if isinstance(value, str) else "unknown"
+
+
+def _path(data: Mapping[str, Any], dotted: str) -> int | None:
+    current: Any = data
+    for part in dotted.split("."):
+        if not isinstance(current, Mapping) or part not in current:
+            return None
+        current = cast(Mapping[str, Any], current)[part]
+    if isinstance(current, bool) or not isinstance(current, int | float):
+        return None
+    if not math.isfinite(current) or current < 0:
+        return None
+    return int(current)
+
+
+def usage_from_paths(
+    raw: object,
+    *,
+    input: Sequence[str],
+    output: Sequence[str],
+    total: Sequence[str] = (),
+    cache_read: Sequence[str] = (),
+    cache_write: Sequence[str] = (),
+    reasoning: Sequence[str] = (),
+    audio_input: Sequence[str] = (),
+    audio_output: Sequence[str] = (),
+) -> Usage:
+    """Usage from the first finite number at each list of dotted paths; ``requests`` is 1."""
+    data = as_dict(raw) or {}
+
+    def first(paths: Sequence[str]) -> int | None:
+        for path in paths:
+            found = _path(data, path)
+            if found is not None:
+                return found
+        return None
+
+    tokens_in = first(input) or 0
+    tokens_out = first(output) or 0
+    explicit_total = first(total)
+    return Usage(
+        requests=1,
+        input_tokens=tokens_in,
+        output_tokens=tokens_out,
+        total_tokens=explicit_total if explicit_total is not None else tokens_in + tokens_out,
+        cache_read_tokens=first(cache_read) or 0,
+        cache_write_tokens=first(cache_write) or 0,
+        reasoning_tokens=first(reasoning) or 0,
+        audio_input_tokens=first(audio_input) or 0,
+        audio_output_tokens=first(audio_output) or 0,
+    )
+
+
+def attach_structured_output(
+    request: ModelRequest, output: list[CanonicalItem]
+) -> JsonValue | Unset:
+    """Parse the concatenated text when a schema was requested; append a structured item."""
+    schema = request.output_schema
+    if schema is None:
+        return UNSET
+    text = "".join(item.text for item in output if isinstance(item, TextItem))
+    if not text:
+        return UNSET
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return UNSET
+    value = json_value(value)
+    output.append(StructuredItem(value=value, schema_name=schema.name))
+    return value
+
+
+def unsupported(item: object, provider_id: str, model: str, why: str = "") -> UnsupportedItemError:
+    """The typed refusal for a canonical item an adapter does not map (ADR-001, D4)."""
+    item_type = str(getattr(item, "type", type(item).__name__))
+    reason = f" {why}" if why else ""
+    return UnsupportedItemError(
+        f"Provider {provider_id} cannot send canonical {item_type!r} items.{reason}",
+        item_type=item_type,
+        provider_id=provider_id,
+        model=model,
+        capability=_ITEM_CAPABILITY.get(item_type),
+    )
+
+
+_ITEM_CAPABILITY: Final[dict[str, str]] = {
+    "audio": "input.audio",
+    "artifact_ref": "input.artifact",
+    "document": "input.document",
+    "image": "input.image",
+}
+
+
+def merge_provider_options(
+    request: ModelRequest, provider_id: str, reserved: frozenset[str], body: dict[str, Any]
+) -> dict[str, Any]:
+    """``{**provider_options[provider_id], **body}``; reserved keys raise (02 §6.8 item 15).
+
+    Raises:
+        ProviderOptionsError: the namespace value is not an object, or sets a reserved key.
+    """
+    options = request.provider_options or {}
+    if provider_id not in options:
+        return body
+    namespace = options[provider_id]
+    if not isinstance(namespace, dict):
+        raise ProviderOptionsError(
+            f"provider_options[{provider_id!r}] must be an object, got {type(namespace).__name__}."
+        )
+    clashes = sorted(key for key in namespace if key in reserved)
+    if clashes:
+        raise ProviderOptionsError(
+            f"provider_options[{provider_id!r}] cannot set {', '.join(clashes)}: the adapter "
+            "builds these from the request fields."
+        )
+    return {**namespace, **body}
+
+
+def stream_error(provider_id: str, event: Mapping[str, Any]) -> ProviderResponseError:
+    """A stream ``error`` event as a typed error (02 §6.8 items 2-3, S6)."""
+    error = as_dict(event.get("error")) or dict(event)
+    message = error.get("message")
+    kind = error.get("type") or error.get("code")
+    retryable = kind in ("overloaded_error", "rate_limit_error", "api_error", "server_error")
+    return ProviderResponseError(
+        f"Provider {provider_id} stream failed: {message if isinstance(message, str) else kind}.",
+        provider_id=provider_id,
+        retryable=retryable,
+        details={"errorType": str(kind)} if kind else None,
+    )

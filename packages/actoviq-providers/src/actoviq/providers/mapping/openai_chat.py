@@ -1,0 +1,438 @@
+"""OpenAI Chat Completions mapping (spec 02 §3.2), pure functions over plain dicts.
+
+Also used for any OpenAI-compatible server. Fixes over the reference (D4, 02 §6.8): consecutive
+tool calls (and the assistant text right before them) become ONE assistant message with N
+``tool_calls`` (item 1); streams use the chunk id, do not double a resent tool name, surface
+``delta.refusal`` and skip empty tool deltas (item 4); unsupported canonical items (documents,
+file images, audio, artifacts, handoffs) are refused before the network; provider events are
+re-emitted only on opt-in (item 14).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, cast
+
+from actoviq.core import (
+    UNSET,
+    Base64Source,
+    CanonicalItem,
+    ErrorItem,
+    ImageItem,
+    ProviderResponseError,
+    RawItem,
+    ReasoningItem,
+    RefusalItem,
+    StructuredItem,
+    TextItem,
+    ToolCallItem,
+    ToolResultItem,
+    UrlSource,
+)
+from actoviq.providers.mapping._common import (
+    MappingOptions,
+    as_dict,
+    attach_structured_output,
+    compact,
+    dumps_js,
+    finish_reason,
+    json_value,
+    merge_provider_options,
+    raw_output,
+    refusal_output,
+    stringify_tool_value,
+    text_output,
+    tool_call_output,
+    unsupported,
+    usage_from_paths,
+)
+from actoviq.providers.mapping.openai_responses import validate_metadata
+from actoviq.providers.types import (
+    FinishReason,
+    ModelRequest,
+    ModelResponse,
+    ModelStreamEvent,
+    ProviderEvent,
+    ReasoningDelta,
+    RefusalDelta,
+    ResolvedModel,
+    ResponseCompleted,
+    TextDelta,
+    ToolCallDelta,
+    ToolChoice,
+    UsageReport,
+)
+
+__all__ = ["RESERVED_KEYS", "ChatStreamMapper", "build_request_body", "parse_response"]
+
+RESERVED_KEYS: Final = frozenset(
+    [
+        "model",
+        "messages",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "response_format",
+        "reasoning_effort",
+        "max_completion_tokens",
+        "temperature",
+        "stop",
+        "metadata",
+        "stream",
+        "stream_options",
+    ]
+)
+_EFFORT: Final = {"max": "high"}
+
+
+def build_messages(
+    items: tuple[CanonicalItem, ...], options: MappingOptions, model: str
+) -> list[dict[str, Any]]:
+    """Canonical items as Chat messages, grouping tool calls of one assistant turn."""
+    messages: list[dict[str, Any]] = []
+    previous: CanonicalItem | None = None
+    for item in items:
+        match item:
+            case TextItem(role=role, text=text):
+                messages.append({"role": role, "content": text})
+            case ImageItem():
+                if item.role == "assistant":
+                    raise unsupported(
+                        item, options.provider_id, model, "Images must be user input."
+                    )
+                source = item.source
+                if isinstance(source, UrlSource):
+                    url = source.url
+                elif isinstance(source, Base64Source):
+                    url = f"data:{source.media_type or 'image/png'};base64,{source.data}"
+                else:
+                    raise unsupported(
+                        item, options.provider_id, model, "Chat has no file-id image input."
+                    )
+                part = {"type": "image_url", "image_url": compact(url=url, detail=item.detail)}
+                messages.append({"role": "user", "content": [part]})
+            case ToolCallItem():
+                call = {
+                    "id": item.id,
+                    "type": "function",
+                    "function": {"name": item.name, "arguments": dumps_js(item.input)},
+                }
+                last = messages[-1] if messages else None
+                if (
+                    last is not None
+                    and last.get("role") == "assistant"
+                    and (
+                        isinstance(previous, ToolCallItem)
+                        or (isinstance(previous, TextItem) and previous.role == "assistant")
+                    )
+                ):
+                    last.setdefault("tool_calls", []).append(call)
+                else:
+                    messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+            case ToolResultItem():
+                output = item.output if item.status == "success" else {"error": item.output}
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": item.call_id,
+                        "content": stringify_tool_value(output),
+                    }
+                )
+            case ReasoningItem(opaque=opaque):
+                messages.append({"role": "assistant", "content": None, "reasoning_content": opaque})
+            case RawItem(value=value):
+                if not isinstance(value, dict):
+                    raise unsupported(
+                        item, options.provider_id, model, "Raw value must be a message."
+                    )
+                messages.append(dict(value))
+            case StructuredItem(value=value):
+                messages.append({"role": "assistant", "content": dumps_js(value)})
+            case RefusalItem(message=message):
+                messages.append({"role": "assistant", "content": message})
+            case ErrorItem(code=code, message=message):
+                messages.append({"role": "user", "content": f"[{code or 'ERROR'}] {message}"})
+            case _:
+                raise unsupported(item, options.provider_id, model)
+        previous = item
+    return messages
+
+
+def build_request_body(
+    request: ModelRequest, model_id: str, options: MappingOptions, *, stream: bool = False
+) -> dict[str, Any]:
+    """The ``POST /chat/completions`` body for ``request`` (raises before any network call)."""
+    validate_metadata(request.metadata, options.provider_id)
+    tools = None
+    if request.tools is not None:
+        tools = [
+            {
+                "type": "function",
+                "function": compact(
+                    name=tool.name,
+                    description=tool.description,
+                    parameters=tool.input_schema,
+                    strict=tool.strict,
+                ),
+            }
+            for tool in request.tools
+        ]
+    policy = request.tool_policy
+    tool_choice: Any = (
+        {"type": "function", "function": {"name": policy.name}}
+        if isinstance(policy, ToolChoice)
+        else policy
+    )
+    schema = request.output_schema
+    response_format = None
+    if schema is not None:
+        response_format = {
+            "type": "json_schema",
+            "json_schema": compact(
+                name=schema.name,
+                description=schema.description,
+                schema=schema.schema,
+                strict=True if schema.strict is None else schema.strict,
+            ),
+        }
+    effort = request.reasoning.effort if request.reasoning is not None else None
+    body = compact(
+        model=model_id,
+        messages=build_messages(request.input, options, model_id),
+        tools=tools,
+        tool_choice=tool_choice,
+        parallel_tool_calls=request.parallel_tool_calls,
+        response_format=response_format,
+        reasoning_effort=_EFFORT.get(effort, effort) if effort is not None else None,
+        max_completion_tokens=request.max_output_tokens,
+        temperature=request.temperature,
+        stop=list(request.stop_sequences) if request.stop_sequences is not None else None,
+        metadata=request.metadata,
+    )
+    body["stream"] = stream
+    if stream:
+        body["stream_options"] = {"include_usage": True}
+    return merge_provider_options(request, options.provider_id, RESERVED_KEYS, body)
+
+
+def chat_usage(raw: object) -> Any:
+    """Chat usage, audio tokens included (02 §6.8 item 13)."""
+    return usage_from_paths(
+        raw,
+        input=["prompt_tokens"],
+        output=["completion_tokens"],
+        total=["total_tokens"],
+        cache_read=["prompt_tokens_details.cached_tokens"],
+        reasoning=["completion_tokens_details.reasoning_tokens"],
+        audio_input=["prompt_tokens_details.audio_tokens"],
+        audio_output=["completion_tokens_details.audio_tokens"],
+    )
+
+
+def parse_response(
+    raw: object, model: ResolvedModel, request: ModelRequest, options: MappingOptions
+) -> ModelResponse:
+    """A ``chat.completion`` object as a :class:`ModelResponse` (first choice only)."""
+    data = as_dict(raw)
+    if data is None:
+        raise ProviderResponseError(
+            "OpenAI Chat transport returned a non-object response.",
+            provider_id=options.provider_id,
+        )
+    choices = cast(list[Any], data.get("choices") or [])
+    choice = as_dict(choices[0]) if choices else None
+    choice = choice or {}
+    message = as_dict(choice.get("message")) or {}
+    keep = options.preserve_provider_items
+    output: list[CanonicalItem] = []
+    content = message.get("content")
+    if isinstance(content, str) and content:
+        output.append(text_output(content))
+    elif isinstance(content, list):
+        for part_entry in cast(list[Any], content):
+            part = as_dict(part_entry)
+            kind = part.get("type") if part else None
+            if (
+                part is not None
+                and kind in ("text", "output_text")
+                and isinstance(part.get("text"), str)
+            ):
+                output.append(text_output(part["text"]))
+            elif part is not None and kind == "refusal":
+                output.append(
+                    refusal_output(str(part.get("refusal") or part.get("text") or "Refused."), part)
+                )
+            elif keep:
+                output.append(raw_output(options.provider_id, part_entry))
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal:
+        output.append(refusal_output(refusal))
+    for call_entry in cast(list[Any], message.get("tool_calls") or []):
+        call = as_dict(call_entry)
+        if call is None:
+            continue
+        function = as_dict(call.get("function")) or {}
+        output.append(
+            tool_call_output(
+                str(call.get("id") or ""),
+                str(function.get("name") or ""),
+                function.get("arguments") or "",
+            )
+        )
+    reasoning = message.get("reasoning_content")
+    if reasoning is None:
+        reasoning = message.get("reasoning")
+    if reasoning is None:
+        reasoning = message.get("reasoning_details")
+    if reasoning is not None:
+        output.insert(
+            0,
+            ReasoningItem(
+                provider=options.provider_id,
+                opaque=json_value(reasoning),
+                summary=reasoning if isinstance(reasoning, str) else None,
+            ),
+        )
+    structured = attach_structured_output(request, output)
+    return ModelResponse(
+        id=data["id"] if isinstance(data.get("id"), str) and data["id"] else "chatcmpl_unknown",
+        model=model,
+        output=output,
+        finish_reason=finish_reason(choice.get("finish_reason")),
+        usage=chat_usage(data.get("usage")),
+        structured_output=structured,
+        raw_response=json_value(data) if options.include_raw_response else UNSET,
+    )
+
+
+class ChatStreamMapper:
+    """Maps ``chat.completion.chunk`` events; assembles the final response from the deltas."""
+
+    def __init__(self, model: ResolvedModel, request: ModelRequest, options: MappingOptions):
+        self._model = model
+        self._request = request
+        self._options = options
+        self._id: str | None = None
+        self._text = ""
+        self._reasoning = ""
+        self._refusal = ""
+        self._calls: dict[int, dict[str, str]] = {}
+        self._finish: FinishReason | None = None
+        self._usage: Any = None
+
+    def map(self, event: Any) -> list[ModelStreamEvent]:
+        """Events for one chunk."""
+        data = as_dict(event)
+        if data is None:
+            return []
+        out: list[ModelStreamEvent] = []
+        if data.get("object") == "chat.completion":
+            out.append(
+                ResponseCompleted(
+                    response=parse_response(data, self._model, self._request, self._options)
+                )
+            )
+        else:
+            if isinstance(data.get("id"), str) and data["id"] and self._id is None:
+                self._id = data["id"]
+            for choice_entry in cast(list[Any], data.get("choices") or []):
+                choice = as_dict(choice_entry)
+                if choice is not None:
+                    out.extend(self._choice(choice))
+            usage = as_dict(data.get("usage"))
+            if usage is not None:
+                self._usage = chat_usage(usage)
+                out.append(UsageReport(usage=self._usage))
+        if self._options.emit_provider_events and data.get("type") != "done":
+            out.append(ProviderEvent(provider=self._options.provider_id, event=json_value(data)))
+        return out
+
+    def _choice(self, choice: Mapping[str, Any]) -> list[ModelStreamEvent]:
+        out: list[ModelStreamEvent] = []
+        delta = as_dict(choice.get("delta")) or {}
+        raw_index = choice.get("index")
+        index = (
+            raw_index if isinstance(raw_index, int) and not isinstance(raw_index, bool) else None
+        )
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            self._text += content
+            out.append(TextDelta(delta=content, output_index=index))
+        reasoning = delta.get("reasoning_content")
+        if reasoning is None:
+            reasoning = delta.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            self._reasoning += reasoning
+            out.append(ReasoningDelta(delta=reasoning, output_index=index))
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            self._refusal += refusal
+            out.append(RefusalDelta(delta=refusal, output_index=index))
+        for call_entry in cast(list[Any], delta.get("tool_calls") or []):
+            call = as_dict(call_entry)
+            if call is None:
+                continue
+            raw_tool_index = call.get("index")
+            tool_index = (
+                raw_tool_index
+                if isinstance(raw_tool_index, int) and not isinstance(raw_tool_index, bool)
+                else len(self._calls)
+            )
+            entry = self._calls.setdefault(tool_index, {"id": "", "name": "", "arguments": ""})
+            new_data = False
+            if isinstance(call.get("id"), str) and call["id"] and call["id"] != entry["id"]:
+                entry["id"] = call["id"]
+                new_data = True
+            function = as_dict(call.get("function")) or {}
+            name = function.get("name")
+            if isinstance(name, str) and name and name != entry["name"]:
+                entry["name"] += name
+                new_data = True
+            arguments = function.get("arguments")
+            arguments = arguments if isinstance(arguments, str) else ""
+            entry["arguments"] += arguments
+            if arguments or new_data:
+                out.append(
+                    ToolCallDelta(
+                        call_id=entry["id"] or f"call_{tool_index}",
+                        name=entry["name"] or None,
+                        arguments_delta=arguments,
+                        output_index=tool_index,
+                    )
+                )
+        if choice.get("finish_reason") is not None:
+            self._finish = finish_reason(choice["finish_reason"])
+        return out
+
+    def finalize(self) -> ModelResponse:
+        """The response assembled from the chunks."""
+        output: list[CanonicalItem] = []
+        if self._reasoning:
+            output.append(
+                ReasoningItem(
+                    provider=self._options.provider_id,
+                    opaque=self._reasoning,
+                    summary=self._reasoning,
+                )
+            )
+        if self._text:
+            output.append(text_output(self._text))
+        if self._refusal:
+            output.append(refusal_output(self._refusal))
+        for index in sorted(self._calls):
+            entry = self._calls[index]
+            output.append(
+                tool_call_output(entry["id"] or f"call_{index}", entry["name"], entry["arguments"])
+            )
+        structured = attach_structured_output(self._request, output)
+        has_calls = any(isinstance(item, ToolCallItem) for item in output)
+        from actoviq.core import Usage
+
+        return ModelResponse(
+            id=self._id or "chatcmpl_stream",
+            model=self._model,
+            output=output,
+            finish_reason=self._finish or ("tool_calls" if has_calls else "stop"),
+            usage=self._usage if self._usage is not None else Usage(requests=1),
+            structured_output=structured,
+        )
