@@ -25,6 +25,7 @@ import sys
 
 
 def _bootstrap() -> None:
+    import errno
     import json
     import os
     import resource
@@ -461,6 +462,12 @@ def _bootstrap() -> None:
         if denied is not None:
             payload = error_payload(
                 "WORKFLOW_PERMISSION_DENIED", str(denied), {"operation": denied.event}
+            )
+        elif isinstance(error, OSError) and error.errno == errno.EFBIG:
+            payload = error_payload(
+                "WORKFLOW_RESOURCE_LIMIT_EXCEEDED",
+                "Workflow exceeded its file size limit (EFBIG).",
+                {"resource": "fileSize"},
             )
         elif isinstance(error, MemoryError):
             payload = error_payload(

@@ -425,6 +425,8 @@ async def _exit_error(protocol: _ChildProtocol) -> WorkflowExecutorError:
         return protocol.failure
     transport = protocol.transport
     code = transport.get_returncode() if transport is not None else None
+    if code is not None and code > 128 and code - 128 in (signals.SIGXCPU, signals.SIGXFSZ):
+        code = 128 - code  # bwrap's PID 1 reports a signalled child as 128 + signal
     if code is not None and code < 0:
         number = -code
         if number == signals.SIGXCPU:

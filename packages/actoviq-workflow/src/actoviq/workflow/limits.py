@@ -127,8 +127,8 @@ class ProcessResourceLimits:
             child's real user, and exempts root (``CAP_SYS_RESOURCE``): as root this limit binds
             nothing and fork is stopped only by the audit hook (and, under bubblewrap, contained
             by the PID namespace).
-        file_size_bytes: ``RLIMIT_FSIZE``; writing past it kills the child with SIGXFSZ
-            (resource ``fileSize``).
+        file_size_bytes: ``RLIMIT_FSIZE``; writing past it fails with ``EFBIG`` (CPython ignores
+            SIGXFSZ), reported as resource ``fileSize`` unless the script handles it.
     """
 
     cpu_seconds: int = 10
