@@ -106,8 +106,17 @@ class RunEvent:
     data: JsonValue = attrs.field(repr=False)
 
     def with_data(self, data: JsonValue) -> RunEvent:
-        """Return a copy with other ``data`` (envelope unchanged)."""
-        return attrs.evolve(self, data=data)
+        """Return a copy with other ``data`` (envelope unchanged, so not re-validated)."""
+        clone = object.__new__(RunEvent)
+        for name in _ENVELOPE_FIELDS:
+            object.__setattr__(clone, name, getattr(self, name))
+        object.__setattr__(clone, "data", data)
+        return clone
+
+
+_ENVELOPE_FIELDS: Final = tuple(
+    field.name for field in attrs.fields(RunEvent) if field.name != "data"
+)
 
 
 register_wire_class(RunEvent)

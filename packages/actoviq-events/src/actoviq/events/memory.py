@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections import deque
+from typing import cast
 
-import attrs
-
-from actoviq.core import JsonObject
+from actoviq.core import JsonObject, JsonValue
 from actoviq.events.envelope import RunEvent, run_event_to_json
 from actoviq.events.errors import EventDispatcherClosedError, EventOrderError, EventValidationError
 
 __all__ = ["InMemoryEventSink"]
+
+
+def _copy(data: JsonValue) -> JsonValue:
+    """A deep copy; the JSON round-trip runs in C and is several times faster than deepcopy."""
+    if data is None or type(data) in (str, int, float, bool):
+        return data
+    try:
+        return cast(JsonValue, json.loads(json.dumps(data, allow_nan=False)))
+    except (TypeError, ValueError):  # not strict JSON (no redaction processor ran)
+        return copy.deepcopy(data)
 
 
 class InMemoryEventSink:
@@ -65,9 +75,7 @@ class InMemoryEventSink:
             )
         if self._events.maxlen is not None and len(self._events) == self._events.maxlen:
             self._dropped += 1
-        data = event.data
-        copied = event if type(data) in (str, int, float, bool) or data is None else None
-        self._events.append(copied or attrs.evolve(event, data=copy.deepcopy(data)))
+        self._events.append(event.with_data(_copy(event.data)))
         self._seen.add(event.event_id)
         self._last_sequence[event.run_id] = event.sequence
         return True
