@@ -33,6 +33,7 @@ from actoviq.workflow import (
 
 ExecutorFactory = Callable[..., ProcessWorkflowExecutorBase]
 
+
 async def wait_for_file(path: Path, *, attempts: int = 500) -> str:
     """Poll until a file the script writes appears (a wait, not a timing assertion)."""
     for _ in range(attempts):
@@ -195,8 +196,7 @@ async def test_opening_a_socket_is_denied(
             "subprocess.Popen",
         ),
         (
-            "import asyncio.base_events as b\n"
-            "def main(c):\n    b.subprocess._fork_exec()\n",
+            "import asyncio.base_events as b\ndef main(c):\n    b.subprocess._fork_exec()\n",
             "subprocess",
         ),
         ("import os\ndef main(c):\n    os.kill(1, 0)\n", "os.kill"),
@@ -213,9 +213,7 @@ async def test_spawning_a_process_is_denied(
     assert caught.value.operation == operation
 
 
-async def test_fork_bomb_is_denied(
-    executor: ProcessWorkflowExecutorBase, workspace: Path
-) -> None:
+async def test_fork_bomb_is_denied(executor: ProcessWorkflowExecutorBase, workspace: Path) -> None:
     # Layer: audit hook ("os.fork"); RLIMIT_NPROC=0 as well for non-root users.
     source = "import os\ndef main(context):\n    while True:\n        os.fork()\n"
     with pytest.raises(WorkflowPermissionError) as caught:

@@ -43,7 +43,9 @@ async def workflow_boundary(*, timeout_ms: int, signal: AbortSignal | None) -> A
         raise
     except asyncio.CancelledError:
         if fired and task.uncancel() == 0:
-            raise WorkflowAbortedError(fired[0]) from None
+            aborted = WorkflowAbortedError(fired[0])  # keeps the reason as __cause__
+            aborted.__suppress_context__ = True
+            raise aborted from aborted.__cause__
         raise
     finally:
         if remove is not None:

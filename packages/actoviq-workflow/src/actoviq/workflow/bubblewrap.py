@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping
-from typing import ClassVar, Final
+from typing import Final
 
 from actoviq.workflow.limits import ProcessResourceLimits, WorkflowExecutorLimits
 from actoviq.workflow.local_process import ProcessWorkflowExecutorBase
@@ -94,8 +94,8 @@ class BubblewrapWorkflowExecutor(ProcessWorkflowExecutorBase):
         True
     """
 
-    kind: ClassVar[str] = "bubblewrap"
-    isolation: ClassVar[str] = "container"
+    kind: str = "bubblewrap"
+    isolation: str = "container"
 
     def __init__(
         self,

@@ -19,7 +19,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from types import TracebackType
-from typing import ClassVar
 
 from actoviq.core import JsonValue, JsonValueError
 from actoviq.workflow._process import (
@@ -64,8 +63,8 @@ class ProcessWorkflowExecutorBase:
     Subclasses provide :meth:`capabilities` and :meth:`_argv`.
     """
 
-    kind: ClassVar[str] = "process"
-    isolation: ClassVar[str] = "local-process"
+    kind: str = "process"
+    isolation: str = "local-process"
 
     def __init__(
         self,
@@ -217,8 +216,8 @@ class LocalIsolatedProcessWorkflowExecutor(ProcessWorkflowExecutorBase):
         'local-process'
     """
 
-    kind: ClassVar[str] = "local-isolated-process"
-    isolation: ClassVar[str] = "local-process"
+    kind: str = "local-isolated-process"
+    isolation: str = "local-process"
 
     def capabilities(self) -> SandboxCapabilities:
         """Always available on POSIX; reports that no OS boundary is involved."""

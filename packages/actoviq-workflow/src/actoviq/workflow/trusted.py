@@ -15,7 +15,6 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType, TracebackType
-from typing import ClassVar
 
 from actoviq.core import AbortController, JsonValue, JsonValueError
 from actoviq.workflow._boundary import workflow_boundary
@@ -70,7 +69,7 @@ class TrustedInProcessWorkflowExecutor:
         {'echoed': 'ok'}
     """
 
-    kind: ClassVar[str] = "trusted-in-process"
+    kind: str = "trusted-in-process"
 
     def __init__(
         self,
