@@ -6,6 +6,8 @@ is parented to its parent run's span (or, if that run is not open in this sink, 
 from ``traceId``/``parentSpanId``); a root run nests under the host's active span (``contextvars``).
 
 Only ``opentelemetry-api`` is used; the host chooses the SDK, its span processor and exporter.
+Ending a span runs the host's span processors synchronously, so production hosts should use a
+``BatchSpanProcessor`` (bounded queue, its own export timeout) rather than a simple processor.
 Attributes are primitives (strings are text-redacted and truncated); message content (deltas,
 provider events, unknown event data) is omitted unless ``capture_content=True``. Every buffer is
 bounded: open runs, open spans per run, span events per span and remembered event ids.
