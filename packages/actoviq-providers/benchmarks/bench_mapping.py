@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from actoviq.core import ModelRefParts, TextItem, ToolCallItem, ToolResultItem
-
 from actoviq.providers import ModelRequest, ModelToolDefinition, ResolvedModel
 from actoviq.providers.mapping import MappingOptions, anthropic, openai_chat, openai_responses
 

@@ -3,8 +3,8 @@
 The SDK client takes an optional ``http_client`` of its own type (``httpx2.AsyncClient``).
 """
 
-import anthropic as _anthropic  # noqa: F401  (fail at import when the extra is missing)
-import httpx2 as _httpx2  # noqa: F401  (the SDK's HTTP layer; injected clients are of this type)
+import anthropic  # noqa: F401  # pyright: ignore[reportUnusedImport]  (needs the extra)
+import httpx2  # noqa: F401  # pyright: ignore[reportUnusedImport]  (the SDK HTTP layer)
 
 from actoviq.providers.anthropic._adapter import AnthropicProvider
 

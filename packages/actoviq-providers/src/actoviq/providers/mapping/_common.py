@@ -296,7 +296,7 @@ def stream_error(provider_id: str, event: Mapping[str, Any]) -> ProviderResponse
     """A stream ``error`` event as a typed error (02 §6.8 items 2-3, S6)."""
     error = as_dict(event.get("error")) or dict(event)
     message = error.get("message")
-    kind = error.get("type") or error.get("code")
+    kind = error.get("code") or error.get("type")
     retryable = kind in ("overloaded_error", "rate_limit_error", "api_error", "server_error")
     return ProviderResponseError(
         f"Provider {provider_id} stream failed: {message if isinstance(message, str) else kind}.",

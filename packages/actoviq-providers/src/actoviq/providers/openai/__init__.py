@@ -5,8 +5,8 @@ Completions and works with any OpenAI-compatible server through ``base_url``. Th
 an optional ``http_client`` of its own type (``httpx2.AsyncClient``).
 """
 
-import httpx2 as _httpx2  # noqa: F401  (the SDK's HTTP layer; injected clients are of this type)
-import openai as _openai  # noqa: F401  (fail at import when the extra is missing)
+import httpx2  # noqa: F401  # pyright: ignore[reportUnusedImport]  (the SDK HTTP layer)
+import openai  # noqa: F401  # pyright: ignore[reportUnusedImport]  (needs the extra)
 
 from actoviq.providers.openai._adapters import OpenAIChatProvider, OpenAIResponsesProvider
 
