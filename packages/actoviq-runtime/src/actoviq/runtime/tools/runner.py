@@ -1,0 +1,395 @@
+"""``ToolRunner``: one tool invocation, never retried (spec 03 §4.4, ADR-010, D5).
+
+The runner is split in two so the runtime can persist ``started`` at the right moment (Q2):
+
+* :meth:`ToolRunner.prepare` resolves the tool (only among the agent's tools, Q7), parses the
+  input, asks the policy and applies the ``requires_approval`` gate (Q8). Nothing has run yet.
+* :meth:`ToolRunner.invoke` executes the prepared call under ``asyncio.timeout`` and the run's
+  cancel signal. A cancelled run never starts a tool (Q9). The output parser runs exactly once and
+  non-JSON values become ``validation`` failures (Q10).
+
+``run_in_call_order`` runs parallel-safe read calls in a ``TaskGroup`` and returns the results in
+call order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import inspect
+import sys
+import time
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from typing import Any, TypeVar, cast
+
+import attrs
+
+from actoviq.core import AbortController, AbortError, converter
+from actoviq.runtime.tools.descriptor import (
+    RuntimeTool,
+    ToolEffect,
+    ToolExecutionContext,
+    ToolOutput,
+)
+from actoviq.runtime.tools.errors import (
+    ToolErrorFormatter,
+    ToolExecutionError,
+    ToolFailure,
+    ToolFailureKind,
+    ToolInterruptionRequiredError,
+    format_failure,
+)
+from actoviq.runtime.tools.policy import (
+    AllowDecision,
+    DenyDecision,
+    InterruptDecision,
+    ToolAuthorizationRequest,
+    ToolDecision,
+    ToolPolicy,
+    approval_interruption_id,
+    idempotency_key_for,
+)
+from actoviq.runtime.tools.registry import ToolRegistry
+
+__all__ = [
+    "PreparedToolCall",
+    "ToolRunner",
+    "epoch_ms",
+    "is_parallel_safe",
+    "run_in_call_order",
+    "to_tool_json",
+]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def epoch_ms() -> float:
+    """The current Unix time in milliseconds (the unit of ``deadline`` values)."""
+    return time.time() * 1000.0
+
+
+@attrs.frozen(kw_only=True, slots=True)
+class PreparedToolCall:
+    """A call that passed resolution, parsing, policy and approval; ready to :meth:`invoke`."""
+
+    tool: RuntimeTool
+    input: Any  # the parsed input: whatever the tool's schema produces
+    context: ToolExecutionContext
+
+    @property
+    def name(self) -> str:
+        """The tool name."""
+        return self.tool.name
+
+    @property
+    def effect(self) -> ToolEffect:
+        """The tool's effect (side-effect when undeclared)."""
+        return self.tool.descriptor.effect
+
+
+class ToolRunner:
+    """Executes single tool invocations against a registry and an optional policy.
+
+    Args:
+        registry: the tools.
+        policy: an optional policy; it can only tighten (``requires_approval`` still applies).
+        error_formatter: formats failures for the model (default ``"<kind>: <message>"``).
+        clock: epoch-milliseconds clock used for deadlines (tests inject one).
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        policy: ToolPolicy | None = None,
+        error_formatter: ToolErrorFormatter | None = None,
+        clock: Callable[[], float] = epoch_ms,
+    ) -> None:
+        self.registry = registry
+        self.policy = policy
+        self.error_formatter = error_formatter
+        self._clock = clock
+
+    def format_failure(self, error: ToolExecutionError | ToolFailure) -> str:
+        """Format ``error`` with the configured formatter (or the default)."""
+        return format_failure(error, self.error_formatter)
+
+    async def execute(
+        self,
+        name: str,
+        raw_input: object,
+        ctx: ToolExecutionContext,
+        *,
+        allowed_tools: Collection[str] | None = None,
+    ) -> ToolOutput:
+        """:meth:`prepare` then :meth:`invoke`; one invocation, never retried."""
+        prepared = await self.prepare(name, raw_input, ctx, allowed_tools=allowed_tools)
+        return await self.invoke(prepared)
+
+    async def prepare(
+        self,
+        name: str,
+        raw_input: object,
+        ctx: ToolExecutionContext,
+        *,
+        allowed_tools: Collection[str] | None = None,
+    ) -> PreparedToolCall:
+        """Resolve, parse, authorise and gate a call without running it.
+
+        Raises:
+            ToolExecutionError: ``not_found`` (unknown, or not in ``allowed_tools``),
+                ``validation`` (bad input), ``denied`` (policy) or ``execution`` (policy raised).
+            ToolInterruptionRequiredError: the policy asked, or the tool requires an approval
+                that ``ctx.approval`` does not carry.
+        """
+        tool = self.registry.resolve(name)
+        if tool is None or (allowed_tools is not None and name not in allowed_tools):
+            raise _error("not_found", name, ctx, f'Unknown tool "{name}".')
+        descriptor = tool.descriptor
+        try:
+            parsed = descriptor.input.parse(raw_input)
+        except (ToolExecutionError, ToolInterruptionRequiredError):
+            raise
+        except Exception as error:
+            raise _error(
+                "validation", name, ctx, f'Invalid input for tool "{name}".', error
+            ) from error
+        if ctx.idempotency_key is None:
+            key = idempotency_key_for(ctx.run_id, ctx.call_id, descriptor.effect)
+            if key is not None:
+                ctx = attrs.evolve(ctx, idempotency_key=key)
+        if self.policy is not None:
+            decision = await self._authorize(
+                ToolAuthorizationRequest(tool=descriptor, input=parsed, context=ctx), name, ctx
+            )
+            if isinstance(decision, DenyDecision):
+                raise _error("denied", name, ctx, decision.reason)
+            if isinstance(decision, InterruptDecision) and not _approved(ctx, decision):
+                raise ToolInterruptionRequiredError(decision, name, ctx.call_id)
+        if descriptor.requires_approval and ctx.approval is None:
+            decision = InterruptDecision(
+                interruption_id=approval_interruption_id(ctx.run_id, ctx.call_id),
+                reason=f'Tool "{name}" requires approval.',
+            )
+            raise ToolInterruptionRequiredError(decision, name, ctx.call_id)
+        return PreparedToolCall(tool=tool, input=parsed, context=ctx)
+
+    async def _authorize(
+        self, request: ToolAuthorizationRequest, name: str, ctx: ToolExecutionContext
+    ) -> ToolDecision:
+        assert self.policy is not None
+        try:
+            decision = self.policy.authorize(request)
+            if inspect.isawaitable(decision):
+                decision = await decision
+        except (ToolExecutionError, ToolInterruptionRequiredError):
+            raise
+        except Exception as error:
+            raise _error("execution", name, ctx, f'Tool "{name}" policy failed.', error) from error
+        if not isinstance(decision, AllowDecision | DenyDecision | InterruptDecision):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise _error(
+                "execution",
+                name,
+                ctx,
+                f'Tool "{name}" policy returned an invalid decision.',
+                TypeError(f"{type(decision).__name__} is not a ToolDecision"),
+            )
+        return decision
+
+    async def invoke(self, prepared: PreparedToolCall) -> ToolOutput:
+        """Run a prepared call once.
+
+        Raises:
+            ToolExecutionError: ``cancelled`` (signal aborted before or during the call),
+                ``timeout``, ``execution`` (the tool raised) or ``validation`` (bad output).
+            ToolInterruptionRequiredError: the tool itself raised it.
+        """
+        ctx = prepared.context
+        name = prepared.name
+        signal = ctx.signal
+        if signal.aborted:
+            raise _error("cancelled", name, ctx, f'Tool "{name}" was cancelled.')
+        expires = self._expiry(prepared)
+        now = self._clock()
+        if expires is not None and expires <= now:
+            raise _error("timeout", name, ctx, f'Tool "{name}" exceeded its deadline.')
+        loop = asyncio.get_running_loop()
+        when = None if expires is None else loop.time() + (expires - now) / 1000.0
+        boundary = AbortController()
+        task = asyncio.current_task()
+        aborted_by_parent = False
+
+        def on_parent_abort(reason: object) -> None:
+            nonlocal aborted_by_parent
+            boundary.abort(reason)
+            if not aborted_by_parent and task is not None:
+                aborted_by_parent = True
+                task.cancel()
+
+        remove = signal.add_listener(on_parent_abort)
+        scope = asyncio.timeout_at(when)
+        try:
+            async with scope:
+                result = prepared.tool.execute(
+                    attrs.evolve(ctx, signal=boundary.signal), prepared.input
+                )
+                if inspect.isawaitable(result):
+                    result = await cast(Awaitable[object], result)
+        except (ToolExecutionError, ToolInterruptionRequiredError):
+            raise
+        except TimeoutError as error:
+            if scope.expired():
+                boundary.abort(TimeoutError("Tool deadline exceeded."))
+                raise _error(
+                    "timeout", name, ctx, f'Tool "{name}" exceeded its deadline.', error
+                ) from error
+            raise _error("execution", name, ctx, f'Tool "{name}" failed.', error) from error
+        except asyncio.CancelledError as error:
+            if aborted_by_parent and task is not None and task.uncancel() == 0:
+                raise _error(
+                    "cancelled",
+                    name,
+                    ctx,
+                    f'Tool "{name}" was cancelled.',
+                    _abort_cause(signal.reason),
+                ) from error
+            raise
+        except Exception as error:
+            raise _error("execution", name, ctx, f'Tool "{name}" failed.', error) from error
+        finally:
+            remove()
+        return self._normalize(prepared, result)
+
+    def _expiry(self, prepared: PreparedToolCall) -> float | None:
+        candidates: list[float] = []
+        if prepared.context.deadline is not None:
+            candidates.append(prepared.context.deadline)
+        timeout_ms = prepared.tool.descriptor.timeout_ms
+        if timeout_ms is not None:
+            candidates.append(self._clock() + timeout_ms)
+        return min(candidates) if candidates else None
+
+    def _normalize(self, prepared: PreparedToolCall, result: object) -> ToolOutput:
+        name = prepared.name
+        ctx = prepared.context
+        output_schema = prepared.tool.descriptor.output
+        envelope = result if isinstance(result, ToolOutput) else None
+        try:
+            value: object = to_tool_json(envelope.json_value() if envelope else result)
+            if output_schema is not None:
+                value = to_tool_json(output_schema.parse(value))
+            return ToolOutput(
+                value=value,
+                artifacts=envelope.artifacts if envelope else (),
+                model_text=envelope.model_text if envelope else None,
+            )
+        except Exception as error:
+            raise _error(
+                "validation", name, ctx, f'Invalid output from tool "{name}".', error
+            ) from error
+
+
+def to_tool_json(value: object) -> object:
+    """Convert common typed values to JSON: attrs/dataclass/pydantic/enum/tuple; others unchanged.
+
+    The result is checked for strict JSON when the :class:`ToolOutput` is built.
+    """
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    if isinstance(value, dict):
+        mapping = cast(dict[object, object], value)
+        return {key: to_tool_json(item) for key, item in mapping.items()}
+    if isinstance(value, list | tuple):
+        sequence = cast(Sequence[object], value)
+        return [to_tool_json(item) for item in sequence]
+    if isinstance(value, enum.Enum):
+        return to_tool_json(value.value)
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is not None and isinstance(value, pydantic.BaseModel):
+        return cast(Any, value).model_dump(mode="json")
+    if attrs.has(type(value)):
+        return to_tool_json(converter.unstructure(value))
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_tool_json(dataclasses.asdict(value))
+    return value
+
+
+def _approved(ctx: ToolExecutionContext, decision: InterruptDecision) -> bool:
+    return ctx.approval is not None and ctx.approval.interruption_id == decision.interruption_id
+
+
+def _abort_cause(reason: object) -> BaseException:
+    if isinstance(reason, BaseException):
+        return reason
+    return AbortError(reason=reason)
+
+
+def _error(
+    kind: ToolFailureKind,
+    name: str,
+    ctx: ToolExecutionContext,
+    message: str,
+    cause: BaseException | None = None,
+) -> ToolExecutionError:
+    return ToolExecutionError(
+        ToolFailure(kind=kind, tool_name=name, call_id=ctx.call_id, message=message, cause=cause)
+    )
+
+
+def is_parallel_safe(
+    tool: RuntimeTool | None, *, policy_configured: bool, max_parallel_tools: int
+) -> bool:
+    """Whether a call may join a parallel read batch (spec 03 §1.9.2, §4.7).
+
+    True only for a registered ``read`` tool without ``requires_approval`` and not marked
+    ``parallel_safe=False``, with no runtime policy and ``max_parallel_tools > 1``.
+    """
+    if tool is None or policy_configured or max_parallel_tools <= 1:
+        return False
+    behavior = tool.descriptor.behavior
+    return (
+        tool.descriptor.effect == "read"
+        and not behavior.requires_approval
+        and behavior.parallel_safe is not False
+    )
+
+
+async def run_in_call_order(
+    calls: Sequence[T], worker: Callable[[T], Awaitable[R]], *, max_parallel: int
+) -> tuple[R, ...]:
+    """Run ``worker`` over ``calls`` concurrently (at most ``max_parallel``), results in call order.
+
+    The worker should turn expected tool failures into results. Any exception it raises cancels
+    the siblings (``TaskGroup``) and is re-raised; a lone error is re-raised as itself, several
+    as the ``ExceptionGroup``.
+
+    Raises:
+        ValueError: ``max_parallel`` is not a positive integer.
+    """
+    if isinstance(max_parallel, bool) or not isinstance(max_parallel, int) or max_parallel < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ValueError("max_parallel must be a positive integer.")
+    if len(calls) == 1 or max_parallel == 1:
+        return tuple([await worker(call) for call in calls])
+    results: list[R] = []
+    slots: list[tuple[bool, R | None]] = [(False, None)] * len(calls)
+    gate = asyncio.Semaphore(max_parallel)
+
+    async def one(index: int, call: T) -> None:
+        async with gate:
+            slots[index] = (True, await worker(call))
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for index, call in enumerate(calls):
+                group.create_task(one(index, call))
+    except BaseExceptionGroup as failures:
+        if len(failures.exceptions) == 1:
+            raise failures.exceptions[0] from failures.exceptions[0].__cause__
+        raise
+    for done, value in slots:
+        assert done
+        results.append(cast(R, value))
+    return tuple(results)
