@@ -42,8 +42,16 @@ layers: setup
 ranges: setup
 	$(RUN) python tools/check_ranges.py
 
+# The storage conformance suite has a PostgreSQL leg: start the throwaway cluster when the machine
+# has PostgreSQL (see packages/actoviq-storage-sqlite/ci/start-postgres.sh); otherwise it skips.
+PG_START := packages/actoviq-storage-sqlite/ci/start-postgres.sh
+
 unit: setup
-	$(PYTEST) packages -p no:cacheprovider
+	@if [ -z "$${ACTOVIQ_TEST_POSTGRES_URL:-}" ] && [ -f $(PG_START) ]; then \
+	   pg_env="$$(bash $(PG_START) || true)"; eval "$$pg_env"; fi; \
+	 if [ -z "$${ACTOVIQ_TEST_POSTGRES_URL:-}" ]; then \
+	   echo "PostgreSQL not available: the Postgres leg of the store suite will skip"; fi; \
+	 $(PYTEST) packages -p no:cacheprovider
 
 integration: setup
 	$(PYTEST) tests-integration -p no:cacheprovider
