@@ -63,7 +63,7 @@ class LineSplitter:
 
     Example:
         >>> splitter = LineSplitter(max_message_bytes=8)
-        >>> splitter.feed(b'{"a":1}\\r\\n{"b"')
+        >>> splitter.feed(b'{"a":1}' + bytes([13, 10]) + b'{"b"')
         [b'{"a":1}']
     """
 

@@ -59,7 +59,7 @@ class TrustedInProcessWorkflowExecutor:
     Example:
         >>> import asyncio
         >>> from actoviq.workflow import TrustedWorkflowRequest
-        >>> source = "def main(context):\\n    return {'echoed': context['input']}"
+        >>> source = "def main(context): return {'echoed': context['input']}"
         >>> result = asyncio.run(
         ...     TrustedInProcessWorkflowExecutor().execute(
         ...         TrustedWorkflowRequest(source=source, input="ok")
