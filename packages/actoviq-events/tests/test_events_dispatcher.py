@@ -348,3 +348,18 @@ async def test_emitter_serialises_concurrent_emits_in_sequence_order() -> None:
     assert emitter.last_sequence == 8
     with emitter.activate() as context:
         assert context is emitter.context
+
+
+async def test_bounded_memory_sink_forgets_old_ids_but_keeps_ordering(
+    make_event: EventFactory,
+) -> None:
+    sink = InMemoryEventSink(max_events=1)
+    first = make_event()
+    await sink.write(first)
+    await sink.write(first)  # remembered: silently ignored
+    for _ in range(8192):
+        await sink.write(make_event())
+    assert len(sink.events) == 1
+    # The id window has moved past `first`, so it is no longer a duplicate: ordering catches it.
+    with pytest.raises(EventOrderError):
+        await sink.write(first)

@@ -33,8 +33,9 @@ class InMemoryEventSink:
 
     Args:
         id: the sink id (default ``"memory"``).
-        max_events: keep at most this many events (oldest dropped; ``None`` = unbounded). Dedupe
-            and ordering still cover dropped events.
+        max_events: keep at most this many events (oldest dropped; ``None`` = unbounded). Per-run
+            ordering still covers dropped events; dedupe then remembers the last
+            ``max(2 * max_events, 8192)`` event ids, so memory stays bounded.
 
     Example:
         >>> sink = InMemoryEventSink()
@@ -48,6 +49,9 @@ class InMemoryEventSink:
         self.id = id
         self._events: deque[RunEvent] = deque(maxlen=max_events)
         self._seen: set[str] = set()
+        self._seen_order: deque[str] | None = (
+            deque() if max_events is None else deque(maxlen=max(2 * max_events, 8192))
+        )
         self._last_sequence: dict[str, int] = {}
         self._dropped = 0
         self._closed = False
@@ -77,6 +81,11 @@ class InMemoryEventSink:
             self._dropped += 1
         self._events.append(event.with_data(_copy(event.data)))
         self._seen.add(event.event_id)
+        order = self._seen_order
+        if order is not None and order.maxlen is not None:
+            if len(order) == order.maxlen:
+                self._seen.discard(order[0])
+            order.append(event.event_id)
         self._last_sequence[event.run_id] = event.sequence
         return True
 
@@ -110,6 +119,8 @@ class InMemoryEventSink:
         """Forget everything (including dedupe and ordering state)."""
         self._events.clear()
         self._seen.clear()
+        if self._seen_order is not None:
+            self._seen_order.clear()
         self._last_sequence.clear()
         self._dropped = 0
 
