@@ -5,7 +5,6 @@ The adapters never own the store they wrap: ``aclose()`` is a no-op and the host
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Sequence
 from typing import cast
 
@@ -57,12 +56,6 @@ def parse_session_revision(text: object) -> int:
     if value > MAX_SAFE_INTEGER:
         raise StorageDataError(f'Invalid session revision "{text}".')
     return value
-
-
-def _item_id(item: CanonicalItem) -> str:
-    # Prefix with the type: provider ids are only unique per item type.
-    ident = getattr(item, "id", None)
-    return f"{item.type}:{ident}" if isinstance(ident, str) and ident else f"item:{uuid.uuid4()}"
 
 
 class StoreRuntimeSessionAdapter:
@@ -142,11 +135,17 @@ class StoreRuntimeSessionAdapter:
         """See :meth:`RuntimeSessionStore.append`."""
         expected = parse_session_revision(expected_revision)
         stamp = iso_now()
+        # Ids derive from the expected revision and position (provider ids repeat across turns):
+        # retrying the same append after a lost acknowledgement replays idempotently, while a
+        # different append at the same revision is an ordinary revision conflict.
         entries = [
             NewSessionItem(
-                item_id=_item_id(item), kind=item.type, payload=item_to_json(item), created_at=stamp
+                item_id=f"turn-{expected}:{index}",
+                kind=item.type,
+                payload=item_to_json(item),
+                created_at=stamp,
             )
-            for item in items
+            for index, item in enumerate(items)
         ]
         if not entries:
             return expected_revision

@@ -269,6 +269,13 @@ async def check_session_idempotent_reappend(s: StoreBundle, ns: str) -> None:
         ),
     )
     assert "already exist" in error.message
+    stale = await expect_error(
+        SessionRevisionConflictError,
+        s.sessions.append(
+            tenant_id=ns, session_id="s", expected_revision=0, items=[_text("a", "changed")]
+        ),
+    )
+    assert stale.actual_revision == 1
     loaded = await s.sessions.load(tenant_id=ns, session_id="s")
     assert [i.item_id for i in loaded.items] == ["a", "b"]
     assert loaded.session.revision == 1
@@ -658,6 +665,10 @@ async def check_runtime_session_adapter(s: StoreBundle, ns: str) -> None:
     ]
     rev = await adapter.append(tenant_id=ns, session_id="s", items=turn1, expected_revision="0")
     assert rev == "1"
+    retried = await adapter.append(
+        tenant_id=ns, session_id="s", items=turn1, expected_revision="0"
+    )
+    assert retried == "1"
     await expect_error(
         SessionRevisionConflictError,
         adapter.append(

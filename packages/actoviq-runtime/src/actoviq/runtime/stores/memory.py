@@ -138,17 +138,18 @@ class InMemorySessionStore:
         session = self._sessions.get(key)
         if session is None:
             raise StorageNotFoundError(session_resource(*key))
+        record = session.record
         known = [session.by_id.get(item.item_id) for item in prepared]
         if any(found is not None for found in known):
             if all(
                 found is not None and found.kind == new.kind and found.payload == new.payload
                 for found, new in zip(known, prepared, strict=True)
             ):
-                return self._copy_record(session.record)
-            raise StorageDataError(
-                f"Session items already exist with different content in {session_resource(*key)}"
-            )
-        record = session.record
+                return self._copy_record(record)
+            if record.revision == expected:
+                raise StorageDataError(
+                    f"Session items already exist with different content in {session_resource(*key)}"
+                )
         if record.revision != expected:
             raise SessionRevisionConflictError(
                 session_resource(*key), expected_revision=expected, actual_revision=record.revision

@@ -84,12 +84,13 @@ class SessionStore(Protocol):
 
         If every item id already exists with the same kind and payload, nothing is written and the
         current record is returned (an idempotent retry), whatever ``expected_revision`` is.
+        Otherwise a stale ``expected_revision`` is a conflict, even when some ids exist.
 
         Raises:
             SessionRevisionConflictError: ``expected_revision`` is not the stored revision.
             StorageNotFoundError: the session does not exist.
-            StorageDataError: no items, an empty id/kind, a payload that is not strict JSON, or an
-                item id that already exists with different content.
+            StorageDataError: no items, an empty id/kind, a payload that is not strict JSON, or
+                (at the current revision) an item id that already exists with other content.
         """
         ...
 

@@ -169,17 +169,10 @@ class SqlSessionStore:
         session_id: str,
         prepared: list[NewSessionItem],
     ) -> bool:
-        """True when every item already exists identically; raises when only some match."""
+        """True when every item already exists with the same kind and payload."""
         found = await self._existing(conn, tenant_id, session_id, [i.item_id for i in prepared])
-        if not found:
-            return False
-        if len(found) == len(prepared) and all(
+        return len(found) == len(prepared) and all(
             found[i.item_id] == (i.kind, i.payload) for i in prepared
-        ):
-            return True
-        raise StorageDataError(
-            "Session items already exist with different content in "
-            f"{session_resource(tenant_id, session_id)}"
         )
 
     async def append(
@@ -198,19 +191,36 @@ class SqlSessionStore:
         stamp = updated_at or iso_now()
         prepared = prepare_append(items, stamp)
         resource = session_resource(tenant_id, session_id)
+        count = len(prepared)
         try:
             async with self._db.write() as conn:
-                row = await self._session_row(conn, tenant_id, session_id, lock=True)
-                if row is None:
-                    raise StorageNotFoundError(resource)
-                current = record_from_row(row)
-                if current.revision != expected:
+                # The conditional UPDATE is the CAS (and takes the row lock on PostgreSQL); on
+                # success RETURNING gives the new tail, so the happy path is two statements.
+                bumped = (
+                    await conn.execute(
+                        update(sessions)
+                        .where(_key(tenant_id, session_id))
+                        .where(sessions.c.revision == expected)
+                        .values(
+                            revision=sessions.c.revision + 1,
+                            updated_at=stamp,
+                            last_sequence=sessions.c.last_sequence + count,
+                        )
+                        .returning(*sessions.c)
+                    )
+                ).first()
+                if bumped is None:
+                    row = await self._session_row(conn, tenant_id, session_id, lock=True)
+                    if row is None:
+                        raise StorageNotFoundError(resource)
+                    current = record_from_row(row)
                     if await self._replay(conn, tenant_id, session_id, prepared):
                         return current
                     raise SessionRevisionConflictError(
                         resource, expected_revision=expected, actual_revision=current.revision
                     )
-                first = current.last_sequence + 1
+                updated = record_from_row(bumped)
+                first = updated.last_sequence - count + 1
                 await conn.execute(
                     insert(session_items),
                     [
@@ -226,17 +236,6 @@ class SqlSessionStore:
                         for offset, item in enumerate(prepared)
                     ],
                 )
-                last = current.last_sequence + len(prepared)
-                changed = await conn.execute(
-                    update(sessions)
-                    .where(_key(tenant_id, session_id))
-                    .where(sessions.c.revision == current.revision)
-                    .values(revision=current.revision + 1, updated_at=stamp, last_sequence=last)
-                )
-                if changed.rowcount != 1:
-                    raise SessionRevisionConflictError(
-                        resource, expected_revision=expected, actual_revision=None
-                    )
         except IntegrityError:
             # An item id from an earlier append: an idempotent retry, or a real clash.
             async with self._db.read() as conn:
@@ -244,16 +243,10 @@ class SqlSessionStore:
                     row = await self._session_row(conn, tenant_id, session_id)
                     if row is not None:
                         return record_from_row(row)
-            raise StorageDataError(f"Session item ids already exist in {resource}") from None
-        return SessionRecord(
-            tenant_id=tenant_id,
-            session_id=session_id,
-            revision=current.revision + 1,
-            metadata=current.metadata,
-            created_at=current.created_at,
-            updated_at=stamp,
-            last_sequence=last,
-        )
+            raise StorageDataError(
+                f"Session items already exist with different content in {resource}"
+            ) from None
+        return updated
 
     async def load(
         self,
