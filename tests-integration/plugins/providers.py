@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from actoviq.core import CanonicalItem, ModelRefParts
 from harness import register_provider_mapping
 
+from actoviq.core import CanonicalItem, ModelRefParts
 from actoviq.providers import (
     ALL_CAPABILITIES,
     ModelRequest,
