@@ -17,7 +17,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import event, select, text
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
@@ -133,7 +133,7 @@ async def open_database(url: str, *, busy_timeout_ms: int = 5000, echo: bool = F
         options["poolclass"] = StaticPool
     try:
         engine = create_async_engine(url, **options)
-    except (ImportError, ModuleNotFoundError) as error:
+    except (ImportError, NoSuchModuleError, ArgumentError) as error:
         raise StorageUnavailableError(
             f"The database driver for {url.split(':', 1)[0]} is not installed.", cause=error
         ) from error

@@ -1,0 +1,168 @@
+"""Engine behaviour: lazy imports, PRAGMAs, schema versioning, fault injection, fail-closed reads."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import event, text
+
+from actoviq.runtime import (
+    NewSessionItem,
+    StorageDataError,
+    StorageUnavailableError,
+)
+from actoviq.storage.sqlite import SqliteStorage, StorageSchemaError
+
+T = "default"
+PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def _items(*ids: str) -> list[NewSessionItem]:
+    return [NewSessionItem(item_id=i, kind="text", payload={"type": "text", "text": i}) for i in ids]
+
+
+def test_import_does_not_load_sqlalchemy_or_drivers() -> None:
+    code = (
+        "import sys, actoviq.storage.sqlite as m; "
+        "bad = [n for n in ('sqlalchemy', 'aiosqlite', 'asyncpg', 'alembic') if n in sys.modules]; "
+        "print(','.join(bad))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""
+
+
+async def test_pragmas_and_wal(tmp_path: Path) -> None:
+    async with await SqliteStorage.open(tmp_path / "nested" / "dir" / "a.db") as storage:
+        async with storage.database.read() as conn:
+            mode = (await conn.execute(text("PRAGMA journal_mode"))).scalar_one()
+            busy = (await conn.execute(text("PRAGMA busy_timeout"))).scalar_one()
+            keys = (await conn.execute(text("PRAGMA foreign_keys"))).scalar_one()
+        assert (mode, busy, keys) == ("wal", 5000, 1)
+        assert storage.dialect == "sqlite"
+
+
+async def test_memory_database_shares_one_connection() -> None:
+    async with await SqliteStorage.open(":memory:") as storage:
+        await storage.sessions.create(tenant_id=T, session_id="s")
+        assert await storage.sessions.get(tenant_id=T, session_id="s") is not None
+
+
+async def test_empty_filename_and_missing_driver(tmp_path: Path) -> None:
+    with pytest.raises(StorageDataError, match="filename must be a non-empty string"):
+        await SqliteStorage.open("")
+    with pytest.raises(StorageUnavailableError) as caught:
+        await SqliteStorage.open("mysql+nosuchdriver://u@h/db")
+    assert caught.value.code == "STORAGE_UNAVAILABLE"
+    assert caught.value.retryable
+
+
+async def test_reopen_is_idempotent_and_newer_schema_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "v.db"
+    async with await SqliteStorage.open(db) as storage:
+        await storage.sessions.create(tenant_id=T, session_id="s")
+    async with await SqliteStorage.open(db) as storage:
+        assert await storage.sessions.get(tenant_id=T, session_id="s") is not None
+        async with storage.database.write() as conn:
+            await conn.execute(text("UPDATE alembic_version SET version_num = '9999_future'"))
+    with pytest.raises(StorageSchemaError, match="newer actoviq-storage-sqlite") as caught:
+        await SqliteStorage.open(db)
+    assert caught.value.code == "STORAGE_DATA_INVALID"
+    async with await SqliteStorage.open(":memory:") as storage:
+        async with storage.database.write() as conn:
+            await conn.execute(text("UPDATE storage_v2_schema SET version = 2"))
+            with pytest.raises(StorageSchemaError, match="schema version 2"):
+                from actoviq.storage.sqlite._engine import _upgrade_sync  # pyright: ignore[reportPrivateUsage]
+
+                await conn.run_sync(_upgrade_sync)
+
+
+class DiskFull(OSError):
+    code = "ENOSPC"
+
+
+async def test_failed_item_insert_rolls_back_and_propagates_unchanged(tmp_path: Path) -> None:
+    async with await SqliteStorage.open(tmp_path / "f.db") as storage:
+        await storage.sessions.create(tenant_id=T, session_id="s")
+        state = {"armed": True}
+
+        def fail_items(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+            if state["armed"] and statement.startswith("INSERT INTO storage_v2_session_items"):
+                raise DiskFull("disk full")
+
+        event.listen(storage.database.engine.sync_engine, "before_cursor_execute", fail_items)
+        with pytest.raises(DiskFull) as caught:
+            await storage.sessions.append(
+                tenant_id=T, session_id="s", expected_revision=0, items=_items("a", "b")
+            )
+        assert caught.value.code == "ENOSPC"
+        record = await storage.sessions.get(tenant_id=T, session_id="s")
+        assert record is not None
+        assert (record.revision, record.last_sequence) == (0, 0)
+        state["armed"] = False
+        again = await storage.sessions.append(
+            tenant_id=T, session_id="s", expected_revision=0, items=_items("a", "b")
+        )
+        assert (again.revision, again.last_sequence) == (1, 2)
+
+
+async def test_corrupt_rows_fail_closed(tmp_path: Path) -> None:
+    async with await SqliteStorage.open(tmp_path / "c.db") as storage:
+        await storage.sessions.create(tenant_id=T, session_id="s")
+        await storage.sessions.append(
+            tenant_id=T, session_id="s", expected_revision=0, items=_items("a")
+        )
+        async with storage.database.write() as conn:
+            await conn.execute(
+                text(
+                    "INSERT INTO storage_v2_session_snapshots VALUES "
+                    "(:t, 's', 1, 2, '{not-json', '2026-01-01T00:00:00.000Z')"
+                ),
+                {"t": T},
+            )
+            await conn.execute(text("UPDATE storage_v2_sessions SET revision = 2"))
+        with pytest.raises(StorageDataError) as caught:
+            await storage.sessions.load(tenant_id=T, session_id="s")
+        assert caught.value.code == "STORAGE_DATA_INVALID"
+        full = await storage.sessions.load(tenant_id=T, session_id="s", after_sequence=0)
+        assert [i.item_id for i in full.items] == ["a"]
+        async with storage.database.write() as conn:
+            await conn.execute(text("UPDATE storage_v2_sessions SET metadata_json = '[1]'"))
+        with pytest.raises(StorageDataError, match="must be a JSON object"):
+            await storage.sessions.get(tenant_id=T, session_id="s")
+
+
+async def test_journal_rows_are_append_only(tmp_path: Path) -> None:
+    async with await SqliteStorage.open(tmp_path / "a.db") as storage:
+        await storage.sessions.create(tenant_id=T, session_id="s")
+        await storage.sessions.append(
+            tenant_id=T, session_id="s", expected_revision=0, items=_items("a")
+        )
+        with pytest.raises(Exception, match="append-only"):  # noqa: PT011 - the driver's own error
+            async with storage.database.write() as conn:
+                await conn.execute(text("UPDATE storage_v2_session_items SET kind = 'x'"))
+
+
+@pytest.mark.slow
+def test_wheel_ships_the_migrations(tmp_path: Path) -> None:
+    uv = os.environ.get("UV") or shutil.which("uv")
+    if uv is None:
+        pytest.skip("uv is not on PATH (and UV is not set)")
+    done = subprocess.run(
+        [uv, "build", "--wheel", "-o", str(tmp_path), str(PACKAGE)],
+        capture_output=True, text=True, check=False, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    [wheel] = list(tmp_path.glob("actoviq_storage_sqlite-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    base = "actoviq/storage/sqlite/migrations/"
+    assert {base + "env.py", base + "script.py.mako", base + "versions/0001_initial.py"} <= names
+    assert "actoviq/__init__.py" not in names
+    assert "actoviq/storage/__init__.py" not in names
+    assert "actoviq/storage/sqlite/py.typed" in names
