@@ -1,0 +1,109 @@
+"""Errors raised by ``AgentRuntime`` itself (spec 03 §1.22, decision D5).
+
+Codes and message fragments follow the reference; the typed deadlines of D5 are
+:class:`RunDeadlineExceededError` (``RUN_DEADLINE_EXCEEDED``) and the provider layer's
+:class:`~actoviq.providers.ModelCallTimeoutError` (``MODEL_CALL_TIMEOUT``).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from actoviq.core import AbortError, ActoviqError, RunError
+
+__all__ = [
+    "AgentRegistrationError",
+    "InterruptionDecisionError",
+    "RunAlreadyActiveError",
+    "RunCancelledError",
+    "RunDeadlineExceededError",
+    "RunHandleConsumedError",
+    "RunStateError",
+    "RunStateVersionError",
+    "RuntimeClosedError",
+    "RuntimeConfigurationError",
+]
+
+
+class RuntimeClosedError(ActoviqError, RuntimeError):
+    """The runtime was closed: ``"AgentRuntime is closed."``."""
+
+    default_code: ClassVar[str] = "RUNTIME_CLOSED"
+
+    def __init__(self, message: str = "AgentRuntime is closed.") -> None:
+        super().__init__(message)
+
+
+class RunAlreadyActiveError(ActoviqError, RuntimeError):
+    """A run id is already executing on this runtime: ``'Run "<id>" is already active.'``."""
+
+    default_code: ClassVar[str] = "RUN_ALREADY_ACTIVE"
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f'Run "{run_id}" is already active.', details={"runId": run_id})
+        self.run_id = run_id
+
+
+class AgentRegistrationError(ActoviqError, ValueError):
+    """Another spec (different digest) owns the id: ``Agent "<id>" is already registered.``."""
+
+    default_code: ClassVar[str] = "AGENT_ALREADY_REGISTERED"
+
+    def __init__(self, agent_id: str) -> None:
+        super().__init__(
+            f'Agent "{agent_id}" is already registered.', details={"agentId": agent_id}
+        )
+        self.agent_id = agent_id
+
+
+class RunStateError(ActoviqError, TypeError):
+    """A serialised run state cannot be resumed (missing identity, bad shape)."""
+
+    default_code: ClassVar[str] = "RUN_STATE_INVALID"
+
+
+class RunStateVersionError(RunStateError):
+    """``Unsupported run state version <v>.`` (newer than 2, or not 1/2)."""
+
+    default_code: ClassVar[str] = "RUN_STATE_VERSION_UNSUPPORTED"
+
+
+class InterruptionDecisionError(ActoviqError, ValueError):
+    """A resume decision names no open interruption, or does not fit its pending call."""
+
+    default_code: ClassVar[str] = "INTERRUPTION_DECISION_INVALID"
+
+
+class RunHandleConsumedError(ActoviqError, RuntimeError):
+    """A :class:`~actoviq.runtime.RunHandle` has exactly one consumer."""
+
+    default_code: ClassVar[str] = "RUN_HANDLE_CONSUMED"
+
+
+class RunCancelledError(RunError, AbortError):
+    """Why a run was cancelled: ``handle.cancel(reason)``, close, a stopped consumer.
+
+    The run itself ends with ``status == "cancelled"``; this error is the abort *reason*.
+    """
+
+    default_code: ClassVar[str] = "RUN_CANCELLED"
+
+    def __init__(self, message: str = "Run cancelled.", *, run_id: str | None = None) -> None:
+        super().__init__(message, run_id=run_id, phase="runtime")
+        self.reason = message
+
+
+class RunDeadlineExceededError(RunError, AbortError):
+    """The run deadline passed (``RUN_DEADLINE_EXCEEDED``): the run ends ``cancelled``."""
+
+    default_code: ClassVar[str] = "RUN_DEADLINE_EXCEEDED"
+
+    def __init__(self, message: str = "Run deadline exceeded.", *, run_id: str | None = None):
+        super().__init__(message, run_id=run_id, phase="runtime")
+        self.reason = message
+
+
+class RuntimeConfigurationError(ActoviqError, ValueError):
+    """An ``AgentRuntime`` option is invalid (e.g. ``max_concurrent_runs``)."""
+
+    default_code: ClassVar[str] = "RUNTIME_CONFIGURATION_INVALID"

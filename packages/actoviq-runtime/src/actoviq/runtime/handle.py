@@ -1,0 +1,307 @@
+"""``RunHandle``: the consumer side of a streamed run, and its bounded event buffer (D5, 03 §1.15).
+
+A handle is an async iterator of :class:`~actoviq.events.RunEvent` **and** an async context
+manager: leaving ``async with`` cancels an unfinished run and waits for it to settle. The run's
+outcome comes from ``await handle.result()`` (the iterator never raises a run failure).
+
+Buffer policy (D5, 03 §8.2 S7):
+
+* ``"drop-deltas"`` (default): the buffer holds ``stream_buffer_size`` entries. Adjacent text or
+  reasoning deltas are coalesced. When it is full, only ``model.text.delta`` and
+  ``model.reasoning.delta`` events are dropped; a ``stream.dropped`` marker with the count is
+  delivered where the gap is. Lifecycle, tool and terminal events are never dropped.
+* ``"block"``: the run waits for the consumer when the buffer is full (true backpressure).
+
+Example:
+    >>> # async with runtime.stream(agent, "hi") as handle:
+    >>> #     async for event in handle:
+    >>> #         if event.type == "model.text.delta":
+    >>> #             print(event.data["delta"], end="")
+    >>> #     result = await handle.result()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import deque
+from collections.abc import Callable, Generator
+from types import TracebackType
+from typing import Any, Final, Generic, Literal, Self, TypeAlias, TypeVar, cast
+
+import attrs
+
+from actoviq.core import JsonObject, RunResult
+from actoviq.events import RunEvent
+from actoviq.runtime.errors import RunHandleConsumedError
+
+__all__ = ["DROPPED_EVENT_TYPE", "BufferPolicy", "RunHandle"]
+
+TOutput = TypeVar("TOutput")
+
+BufferPolicy: TypeAlias = Literal["drop-deltas", "block"]
+
+DROPPED_EVENT_TYPE: Final = "stream.dropped"
+"""The marker delivered where deltas were dropped: ``{count, firstSequence, lastSequence}``."""
+
+_DROPPABLE: Final = frozenset({"model.text.delta", "model.reasoning.delta"})
+_COALESCE_LIMIT: Final = 64 * 1024  # characters; keeps memory flat on endless streams
+
+
+def _coalesce(left: RunEvent, right: RunEvent) -> RunEvent | None:
+    """Merge two adjacent deltas of the same kind and output index, or None."""
+    if left.type != right.type or left.run_id != right.run_id:
+        return None
+    left_data: Any = left.data
+    right_data: Any = right.data
+    if type(left_data) is not dict or type(right_data) is not dict:
+        return None
+    a = cast(dict[str, Any], left_data)
+    b = cast(dict[str, Any], right_data)
+    left_delta = a.get("delta")
+    right_delta = b.get("delta")
+    if (
+        type(left_delta) is not str
+        or type(right_delta) is not str
+        or not left_delta
+        or not right_delta
+        or a.get("outputIndex") != b.get("outputIndex")
+        or "opaque" in a
+        or "opaque" in b
+        or len(left_delta) + len(right_delta) > _COALESCE_LIMIT
+    ):
+        return None
+    merged = dict(b)
+    merged["delta"] = left_delta + right_delta
+    return attrs.evolve(right, data=merged)
+
+
+class EventBuffer:
+    """The bounded queue between a run (producer) and its handle (one consumer)."""
+
+    __slots__ = (
+        "_capacity",
+        "_closed",
+        "_dropped",
+        "_gap_start",
+        "_marked",
+        "_policy",
+        "_queue",
+        "_space",
+        "_template",
+        "_waiter",
+    )
+
+    def __init__(self, capacity: int, policy: BufferPolicy = "drop-deltas") -> None:
+        self._capacity = capacity
+        self._policy: BufferPolicy = policy
+        self._queue: deque[RunEvent] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._space: asyncio.Future[None] | None = None
+        self._closed = False
+        self._dropped = 0
+        self._marked = 0
+        self._gap_start = 0
+        self._template: RunEvent | None = None
+
+    @property
+    def dropped(self) -> int:
+        """How many deltas were dropped so far (all markers included)."""
+        return self._dropped
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def release_backpressure(self) -> None:
+        """Switch ``block`` to ``drop-deltas`` (nobody will consume: never stall the run)."""
+        self._policy = "drop-deltas"
+        self._wake_space()
+
+    def _wake_consumer(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _wake_space(self) -> None:
+        space = self._space
+        if space is not None and not space.done():
+            space.set_result(None)
+
+    def _flush_marker(self) -> None:
+        if not self._dropped or self._template is None:
+            return
+        template = self._template
+        self._template = None
+        count = self._dropped - self._marked
+        marker = attrs.evolve(
+            template,
+            event_id=str(uuid.uuid4()),
+            type=DROPPED_EVENT_TYPE,
+            data={
+                "count": count,
+                "firstSequence": self._gap_start,
+                "lastSequence": template.sequence,
+            },
+        )
+        self._marked = self._dropped
+        self._queue.append(marker)
+
+    async def put(self, event: RunEvent) -> None:
+        """Add one event, applying the policy (only ``block`` ever waits)."""
+        if self._closed:
+            return
+        queue = self._queue
+        if queue:
+            merged = _coalesce(queue[-1], event) if event.type in _DROPPABLE else None
+            if merged is not None:
+                queue[-1] = merged
+                return
+        while len(queue) >= self._capacity:
+            if self._policy == "block":
+                loop = asyncio.get_running_loop()
+                self._space = loop.create_future()
+                await self._space
+                if self._closed:
+                    return
+                continue
+            if event.type in _DROPPABLE:
+                if self._template is None:
+                    self._gap_start = event.sequence
+                self._dropped += 1
+                self._template = event
+                return
+            break  # lifecycle, tool and terminal events are never dropped
+        self._flush_marker()
+        queue.append(event)
+        self._wake_consumer()
+
+    def close(self) -> None:
+        """No more events: the consumer drains what is buffered, then stops."""
+        if self._closed:
+            return
+        self._flush_marker()
+        self._closed = True
+        self._wake_consumer()
+        self._wake_space()
+
+    async def get(self) -> RunEvent | None:
+        """The next event, or None once closed and drained."""
+        while True:
+            queue = self._queue
+            if queue:
+                event = queue.popleft()
+                if self._space is not None:
+                    self._wake_space()
+                return event
+            if self._closed:
+                return None
+            loop = asyncio.get_running_loop()
+            self._waiter = loop.create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+
+
+class RunHandle(Generic[TOutput]):
+    """A started run: iterate its events, await its result, cancel it, snapshot its state.
+
+    Created by ``AgentRuntime.stream`` and ``AgentRuntime.resume``; execution has already been
+    scheduled when you get it. Only one consumer may iterate it.
+
+    Attributes:
+        run_id: the run's id.
+    """
+
+    def __init__(
+        self,
+        run_id: str,
+        *,
+        buffer: EventBuffer | None,
+        cancel: Callable[[object], None],
+        snapshot: Callable[[], JsonObject],
+    ) -> None:
+        self.run_id = run_id
+        self._buffer = buffer
+        self._cancel = cancel
+        self._snapshot = snapshot
+        self._task: asyncio.Task[RunResult[TOutput]] | None = None
+        self._iterating = False
+        self._stopped = False
+
+    def _attach(self, task: asyncio.Task[RunResult[TOutput]]) -> None:
+        self._task = task
+
+    @property
+    def done(self) -> bool:
+        """True once the run settled (completed, interrupted, cancelled or failed)."""
+        return self._task is not None and self._task.done()
+
+    def cancel(self, reason: object = None) -> None:
+        """Cancel the run (a no-op once it settled); ``reason`` ends up in ``run.cancelled``."""
+        if not self.done:
+            self._cancel(reason)
+
+    async def result(self) -> RunResult[TOutput]:
+        """Wait for the outcome; raises the run's error if it failed."""
+        task = self._task
+        assert task is not None, "RunHandle is not attached to a run."
+        if not self._iterating and self._buffer is not None:
+            self._buffer.release_backpressure()
+        return await asyncio.shield(task)
+
+    def __await__(self) -> Generator[Any, None, RunResult[TOutput]]:
+        return self.result().__await__()
+
+    async def snapshot(self) -> JsonObject:
+        """A copy of the latest serialised run state (``SerializedRunState`` JSON)."""
+        return self._snapshot()
+
+    # -- iteration --------------------------------------------------------------------------------
+
+    def __aiter__(self) -> Self:
+        if self._iterating:
+            raise RunHandleConsumedError("A RunHandle has exactly one consumer.")
+        if self._buffer is None:
+            raise RunHandleConsumedError("This run has no event stream (use runtime.stream()).")
+        self._iterating = True
+        return self
+
+    async def __anext__(self) -> RunEvent:
+        buffer = self._buffer
+        if buffer is None or self._stopped:
+            raise StopAsyncIteration
+        event = await buffer.get()
+        if event is None:
+            raise StopAsyncIteration
+        return event
+
+    async def aclose(self) -> None:
+        """Stop consuming: cancels an unfinished run and waits until it settled."""
+        self._stopped = True
+        task = self._task
+        if task is None:
+            return
+        if not task.done():
+            self._cancel("Run event consumer stopped.")
+        await asyncio.wait({task})
+
+    async def athrow(self, error: BaseException) -> RunEvent:
+        """Fail the consumer: cancel the run ("Run event consumer failed."), raise ``error``."""
+        self._stopped = True
+        task = self._task
+        if task is not None and not task.done():
+            self._cancel("Run event consumer failed.")
+            await asyncio.wait({task})
+        raise error
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

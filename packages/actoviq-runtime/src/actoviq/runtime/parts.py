@@ -1,0 +1,52 @@
+"""What one run execution needs from its runtime and its agent (internal wiring, no behaviour)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from actoviq.core import AgentSpec, ModelRefParts
+from actoviq.events import Clock, EventDispatcher, IdFactory
+from actoviq.providers import ModelOutputSchema, ModelRegistry, ModelToolDefinition
+from actoviq.runtime.concurrency import RunGate, SessionLocks
+from actoviq.runtime.handle import BufferPolicy
+from actoviq.runtime.middleware import MiddlewarePipeline
+from actoviq.runtime.services import RuntimeServices
+from actoviq.runtime.stores import RunCheckpointStore
+from actoviq.runtime.tools import ToolRegistry, ToolRunner
+
+__all__ = ["AgentEntry", "RuntimeParts"]
+
+
+@attrs.frozen(kw_only=True, slots=True)
+class RuntimeParts:
+    """The runtime-owned collaborators of every run."""
+
+    runtime: Any  # the AgentRuntime, passed to middleware contexts (typed there as object)
+    models: ModelRegistry
+    tools: ToolRegistry
+    runner: ToolRunner
+    policy_configured: bool
+    services: RuntimeServices
+    dispatcher: EventDispatcher
+    checkpoint_store: RunCheckpointStore | None
+    session_locks: SessionLocks
+    gate: RunGate
+    ids: IdFactory
+    clock: Clock
+    default_model: str | ModelRefParts | None
+    buffer_policy: BufferPolicy
+
+
+@attrs.define(kw_only=True, slots=True)
+class AgentEntry:
+    """A registered agent: its spec, digest, composed middleware and cached model tool list."""
+
+    spec: AgentSpec[Any, Any]
+    digest: str
+    pipeline: MiddlewarePipeline | None = None
+    tool_names: frozenset[str] = frozenset()
+    tool_order: tuple[str, ...] = ()
+    tool_definitions: tuple[ModelToolDefinition, ...] | None = None
+    output_schema: ModelOutputSchema | None = None

@@ -1,0 +1,674 @@
+"""``AgentRuntime``: the single owner of models, tools, middleware, services, events and runs.
+
+Example:
+    >>> # async with AgentRuntime(models=ModelRegistry([ScriptedProvider(["hi"])])) as runtime:
+    >>> #     result = await runtime.run(agent, "hello")
+    >>> #     async with runtime.stream(agent, "hello") as handle:
+    >>> #         async for event in handle: ...
+    >>> #     if result.status == "interrupted":
+    >>> #         handle = runtime.resume(result.state, [InterruptionDecision.approve(...)])
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Final, Self, cast
+
+import attrs
+
+from actoviq.core import (
+    DEFAULT_RUN_LIMITS,
+    ITEM_TYPES,
+    AbortSignal,
+    AgentSpec,
+    CanonicalItem,
+    ItemValidationError,
+    JsonObject,
+    ModelRefParts,
+    PreservedItem,
+    RunError,
+    RunLimits,
+    RunLimitsPatch,
+    RunResult,
+    TextItem,
+    empty_usage,
+    find_json_violation,
+    iso_now,
+)
+from actoviq.events import (
+    DEFAULT_SINK_TIMEOUT,
+    Clock,
+    EventDispatcher,
+    EventProcessor,
+    EventSink,
+    FailureMode,
+    IdFactory,
+    RandomIdFactory,
+    RedactionPolicy,
+    SystemClock,
+    TraceContext,
+    create_child_trace_context,
+    create_root_trace_context,
+    current_trace_context,
+    default_processors,
+)
+from actoviq.providers import ModelOutputSchema, ModelRegistry
+from actoviq.runtime.concurrency import RunGate, SessionLocks
+from actoviq.runtime.errors import (
+    AgentRegistrationError,
+    InterruptionDecisionError,
+    RunAlreadyActiveError,
+    RunCancelledError,
+    RuntimeClosedError,
+    RuntimeConfigurationError,
+)
+from actoviq.runtime.handle import BufferPolicy, EventBuffer, RunHandle
+from actoviq.runtime.loop import RunExecution, RunSeed
+from actoviq.runtime.middleware import MiddlewareDefinition, MiddlewarePipeline, MiddlewareRegistry
+from actoviq.runtime.parts import AgentEntry, RuntimeParts
+from actoviq.runtime.services import RuntimeServices
+from actoviq.runtime.state import SerializedRunState
+from actoviq.runtime.stores import RunCheckpointStore
+from actoviq.runtime.tools import (
+    InterruptionDecision,
+    RuntimeTool,
+    ToolErrorFormatter,
+    ToolPolicy,
+    ToolRegistry,
+    ToolRunner,
+    plan_resume,
+    reconciliation_interruption_id,
+)
+
+__all__ = ["DEFAULT_MAX_CONCURRENT_RUNS", "AgentInput", "AgentRuntime"]
+
+DEFAULT_MAX_CONCURRENT_RUNS: Final = 64
+_MAX_SAFE: Final = 2**53 - 1
+
+AgentInput = str | CanonicalItem | Sequence[CanonicalItem]
+"""What a run starts from: text (a user message), one canonical item, or a list of items."""
+
+
+def _normalize_input(value: object) -> list[CanonicalItem]:
+    if isinstance(value, str):
+        return [TextItem(role="user", text=value)]
+    known = (*ITEM_TYPES.values(), PreservedItem)
+    if isinstance(value, known):
+        return [cast(CanonicalItem, value)]
+    if isinstance(value, list | tuple):
+        items = list(cast(Sequence[object], value))
+        for index, item in enumerate(items):
+            if not isinstance(item, known):
+                raise ItemValidationError(
+                    f"Run input[{index}] must be a canonical item, got {type(item).__name__}."
+                )
+        return cast(list[CanonicalItem], items)
+    raise ItemValidationError(
+        f"Run input must be a string, a canonical item or a list of items, "
+        f"got {type(value).__name__}."
+    )
+
+
+def _cancel_reason(reason: object) -> BaseException:
+    if isinstance(reason, BaseException):
+        return reason
+    return RunCancelledError("Run cancelled." if reason is None else str(reason))
+
+
+def _consume(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled():
+        task.exception()  # mark retrieved: failures surface through result()/run()
+
+
+class AgentRuntime:
+    """Owns everything live and runs agents (spec 03 §1, decisions D5/D6).
+
+    Args:
+        models: the model registry every model call goes through.
+        tools: a :class:`ToolRegistry` or tools to register.
+        tool_policy: asked for every tool call; disables parallel read batches.
+        services: the lazy service container (``sessions`` is resolved only for session runs).
+        middleware: a pipeline or middleware definitions (conflicts raise here).
+        middleware_registry: resolves ``AgentSpec.middleware`` references.
+        event_processors: run after the built-in redaction processor (always first).
+        event_sinks: receive every processed event.
+        event_failure_mode: ``"raise"`` (a failing sink fails the run) or ``"isolate"``.
+        redaction: the redaction policy of the built-in processor (on by default).
+        sink_timeout: seconds a sink write may take.
+        checkpoint_store: receives the serialised state before each state-changing event.
+        default_model: used when an agent declares no model.
+        default_limits: merged over the built-in limits (validated here).
+        agents: registered up front (needed by ``resume`` in a new process).
+        max_concurrent_runs: run permits (FIFO).
+        stream_buffer_policy: ``"drop-deltas"`` or ``"block"`` for stream handles.
+        tool_error_formatter: formats tool failures for the model.
+        ids: id factory (trace, span and event ids); inject a deterministic one in tests.
+        clock: event timestamp clock.
+
+    Raises:
+        RuntimeConfigurationError: ``max_concurrent_runs`` is not a positive safe integer.
+    """
+
+    def __init__(
+        self,
+        *,
+        models: ModelRegistry,
+        tools: ToolRegistry | Iterable[RuntimeTool] | None = None,
+        tool_policy: ToolPolicy | None = None,
+        services: RuntimeServices | None = None,
+        middleware: MiddlewarePipeline | Iterable[MiddlewareDefinition] | None = None,
+        middleware_registry: MiddlewareRegistry | None = None,
+        event_processors: Iterable[EventProcessor] = (),
+        event_sinks: Iterable[EventSink] = (),
+        event_failure_mode: FailureMode = "raise",
+        redaction: RedactionPolicy | None = None,
+        sink_timeout: float | None = DEFAULT_SINK_TIMEOUT,
+        checkpoint_store: RunCheckpointStore | None = None,
+        default_model: str | ModelRefParts | None = None,
+        default_limits: RunLimitsPatch | None = None,
+        agents: Iterable[AgentSpec[Any, Any]] = (),
+        max_concurrent_runs: int = DEFAULT_MAX_CONCURRENT_RUNS,
+        stream_buffer_policy: BufferPolicy = "drop-deltas",
+        tool_error_formatter: ToolErrorFormatter | None = None,
+        ids: IdFactory | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        if (
+            type(max_concurrent_runs) is not int
+            or max_concurrent_runs < 1
+            or max_concurrent_runs > _MAX_SAFE
+        ):
+            raise RuntimeConfigurationError("maxConcurrentRuns must be a positive safe integer.")
+        if stream_buffer_policy not in ("drop-deltas", "block"):
+            raise RuntimeConfigurationError(
+                f"Unknown stream buffer policy {stream_buffer_policy!r}."
+            )
+        self.models = models
+        self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools or ())
+        self.tool_policy = tool_policy
+        self.services = services if services is not None else RuntimeServices()
+        if isinstance(middleware, MiddlewarePipeline):
+            self.middleware = middleware
+        else:
+            self.middleware = MiddlewarePipeline(middleware or ())
+        self.middleware_registry = (
+            middleware_registry if middleware_registry is not None else MiddlewareRegistry()
+        )
+        self.dispatcher = EventDispatcher(
+            [*default_processors(redaction), *event_processors],
+            event_sinks,
+            failure_mode=event_failure_mode,
+            sink_timeout=sink_timeout,
+        )
+        self.checkpoint_store = checkpoint_store
+        self.default_limits: RunLimits = DEFAULT_RUN_LIMITS.merged(default_limits)
+        self._default_model = default_model if default_model is not None else models.default_model
+        self._ids = ids if ids is not None else RandomIdFactory()
+        self._parts = RuntimeParts(
+            runtime=self,
+            models=models,
+            tools=self.tools,
+            runner=ToolRunner(self.tools, policy=tool_policy, error_formatter=tool_error_formatter),
+            policy_configured=tool_policy is not None,
+            services=self.services,
+            dispatcher=self.dispatcher,
+            checkpoint_store=checkpoint_store,
+            session_locks=SessionLocks(),
+            gate=RunGate(max_concurrent_runs),
+            ids=self._ids,
+            clock=clock if clock is not None else SystemClock(),
+            default_model=self._default_model,
+            buffer_policy=stream_buffer_policy,
+        )
+        self._agents: dict[str, AgentEntry] = {}
+        self._active: dict[str, RunExecution] = {}
+        self._closed = False
+        for agent in agents:
+            self.register_agent(agent)
+
+    # -- agents -----------------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` started."""
+        return self._closed
+
+    @property
+    def active_runs(self) -> int:
+        """How many runs are executing or queued."""
+        return len(self._active)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeClosedError()
+
+    def agent_digest(self, agent: AgentSpec[Any, Any]) -> str:
+        """The agent's config digest: its declaration plus its registered tools' contracts (D3)."""
+        names = [ref if isinstance(ref, str) else ref.id for ref in agent.tools]
+        descriptors: list[Mapping[str, Any]] = []
+        for name in names:
+            tool = self.tools.resolve(name)
+            if tool is not None:
+                descriptors.append(tool.descriptor.to_json())
+        return agent.digest(descriptors)
+
+    def _build_entry(self, agent: AgentSpec[Any, Any], digest: str) -> AgentEntry:
+        if agent.middleware:
+            pipeline = self.middleware.compose(self.middleware_registry.resolve(agent.middleware))
+        else:
+            pipeline = self.middleware
+        order = tuple(ref if isinstance(ref, str) else ref.id for ref in agent.tools)
+        output = agent.output
+        return AgentEntry(
+            spec=agent,
+            digest=digest,
+            pipeline=pipeline,
+            tool_names=frozenset(order),
+            tool_order=order,
+            output_schema=None
+            if output is None
+            else ModelOutputSchema(
+                name=output.name,
+                schema=output.schema,
+                description=output.description,
+                strict=output.strict,
+            ),
+        )
+
+    def _entry(self, agent: AgentSpec[Any, Any]) -> AgentEntry:
+        entry = self._agents.get(agent.id) if isinstance(agent, AgentSpec) else None  # pyright: ignore[reportUnnecessaryIsInstance]
+        if entry is not None and entry.spec is agent:
+            return entry
+        self.register_agent(agent)
+        return self._agents[agent.id]
+
+    def register_agent(self, agent: AgentSpec[Any, Any]) -> Self:
+        """Register ``agent`` (chainable); re-registering an equal-digest spec is a no-op.
+
+        Raises:
+            TypeError: ``agent`` is not an :class:`AgentSpec`.
+            AgentRegistrationError: another spec with a different digest owns the id.
+            MiddlewareRegistryError: an unknown middleware reference.
+            MiddlewarePriorityConflictError: agent and runtime middleware clash.
+        """
+        if not isinstance(agent, AgentSpec):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(f"Expected an AgentSpec, got {type(agent).__name__}.")
+        existing = self._agents.get(agent.id)
+        if existing is not None and existing.spec is agent:
+            return self
+        digest = self.agent_digest(agent)
+        if existing is not None:
+            if existing.digest != digest:
+                raise AgentRegistrationError(agent.id)
+            return self
+        self._agents[agent.id] = self._build_entry(agent, digest)
+        return self
+
+    def get_agent(self, agent_id: str) -> AgentSpec[Any, Any] | None:
+        """The registered agent with that id, or None."""
+        entry = self._agents.get(agent_id)
+        return entry.spec if entry is not None else None
+
+    def inspect_middleware(self, agent: AgentSpec[Any, Any] | None = None) -> str:
+        """The middleware chain (runtime's, or the agent's composed one) as text lines."""
+        if agent is None:
+            return self.middleware.format()
+        entry = self._agents.get(agent.id)
+        if entry is not None and entry.spec is agent and entry.pipeline is not None:
+            return entry.pipeline.format()
+        return self._build_entry(agent, "").pipeline.format()  # type: ignore[union-attr]
+
+    # -- starting runs ----------------------------------------------------------------------------
+
+    def _trace(
+        self, run_id: str, parent_run_id: str | None, parent_trace: TraceContext | None
+    ) -> TraceContext:
+        parent = parent_trace
+        if parent is None and parent_run_id is None:
+            parent = current_trace_context()  # a run started inside another run: a child (S8)
+        if parent is None:
+            return create_root_trace_context(run_id, ids=self._ids)
+        trace = create_child_trace_context(run_id, parent=parent, ids=self._ids)
+        if parent_run_id is not None and parent_run_id != trace.parent_run_id:
+            trace = attrs.evolve(trace, parent_run_id=parent_run_id)
+        return trace
+
+    def _fresh(
+        self,
+        agent: AgentSpec[Any, Any],
+        input: object,
+        *,
+        streaming: bool,
+        context: Any,
+        signal: AbortSignal | None,
+        session_id: str | None,
+        tenant_id: str | None,
+        expected_session_revision: str | None,
+        workspace_id: str | None,
+        metadata: JsonObject | None,
+        run_id: str | None,
+        parent_run_id: str | None,
+        parent_trace: TraceContext | None,
+        limits: RunLimitsPatch | None,
+    ) -> RunExecution:
+        self._check_open()
+        entry = self._entry(agent)
+        resolved = self.default_limits.merged(agent.limits, limits)
+        run_id = run_id if run_id is not None else str(uuid.uuid4())
+        if run_id in self._active:
+            raise RunAlreadyActiveError(run_id)
+        if metadata is not None and (
+            type(metadata) is not dict or find_json_violation(metadata) is not None
+        ):
+            raise ItemValidationError("Run metadata must be a JSON object.", field="metadata")
+        items = _normalize_input(input)
+        state = SerializedRunState(
+            run_id=run_id,
+            agent_id=agent.id,
+            agent_config_digest=entry.digest,
+            status="running",
+            trace=self._trace(run_id, parent_run_id, parent_trace),
+            started_at=iso_now(),
+            turn=0,
+            input=tuple(items),
+            transcript=(),
+            generated_items=(),
+            usage=empty_usage(),
+            session_id=session_id,
+            tenant_id=tenant_id,
+            expected_session_revision=expected_session_revision,
+            workspace_id=workspace_id,
+            metadata=metadata if metadata is not None else {},
+        )
+        seed = RunSeed(
+            state=state,
+            input=items,
+            limits=resolved,
+            deadline_ms=time.time() * 1000 + resolved.run_deadline_ms,
+            context=context,
+            signal=signal,
+            streaming=streaming,
+            decisions=None,
+        )
+        return self._launch(entry, seed)
+
+    def _launch(self, entry: AgentEntry, seed: RunSeed) -> RunExecution:
+        buffer = (
+            EventBuffer(seed.limits.stream_buffer_size, self._parts.buffer_policy)
+            if seed.streaming
+            else None
+        )
+        execution = RunExecution(self._parts, entry, seed, buffer=buffer)
+        self._active[execution.run_id] = execution
+        task = asyncio.get_running_loop().create_task(self._drive(execution))
+        execution.task = task
+        task.add_done_callback(_consume)
+        return execution
+
+    async def _drive(self, execution: RunExecution) -> RunResult[Any]:
+        try:
+            return await execution.main()
+        finally:
+            if self._active.get(execution.run_id) is execution:
+                del self._active[execution.run_id]
+            if execution.buffer is not None:
+                execution.buffer.close()
+
+    def _handle(self, execution: RunExecution) -> RunHandle[Any]:
+        handle: RunHandle[Any] = RunHandle(
+            execution.run_id,
+            buffer=execution.buffer,
+            cancel=lambda reason: execution.abort(_cancel_reason(reason)),
+            snapshot=execution.snapshot_json,
+        )
+        assert execution.task is not None
+        handle._attach(execution.task)  # pyright: ignore[reportPrivateUsage]
+        return handle
+
+    async def run(
+        self,
+        agent: AgentSpec[Any, Any],
+        input: AgentInput,
+        *,
+        context: Any = None,
+        signal: AbortSignal | None = None,
+        session_id: str | None = None,
+        tenant_id: str | None = None,
+        expected_session_revision: str | None = None,
+        workspace_id: str | None = None,
+        metadata: JsonObject | None = None,
+        run_id: str | None = None,
+        parent_run_id: str | None = None,
+        parent_trace: TraceContext | None = None,
+        limits: RunLimitsPatch | None = None,
+    ) -> RunResult[Any]:
+        """Run ``agent`` to completion with non-streaming model calls.
+
+        Returns a :class:`RunResult` with status ``completed``, ``interrupted`` (see
+        ``result.interruptions`` / ``result.state``) or ``cancelled``; raises when the run fails.
+        """
+        execution = self._fresh(
+            agent,
+            input,
+            streaming=False,
+            context=context,
+            signal=signal,
+            session_id=session_id,
+            tenant_id=tenant_id,
+            expected_session_revision=expected_session_revision,
+            workspace_id=workspace_id,
+            metadata=metadata,
+            run_id=run_id,
+            parent_run_id=parent_run_id,
+            parent_trace=parent_trace,
+            limits=limits,
+        )
+        task = execution.task
+        assert task is not None
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if not task.done():
+                execution.abort(RunCancelledError("Run caller was cancelled."))
+                await asyncio.wait({task})
+            raise
+
+    def stream(
+        self,
+        agent: AgentSpec[Any, Any],
+        input: AgentInput,
+        *,
+        context: Any = None,
+        signal: AbortSignal | None = None,
+        session_id: str | None = None,
+        tenant_id: str | None = None,
+        expected_session_revision: str | None = None,
+        workspace_id: str | None = None,
+        metadata: JsonObject | None = None,
+        run_id: str | None = None,
+        parent_run_id: str | None = None,
+        parent_trace: TraceContext | None = None,
+        limits: RunLimitsPatch | None = None,
+    ) -> RunHandle[Any]:
+        """Start ``agent`` with streaming model calls and return its :class:`RunHandle` at once."""
+        execution = self._fresh(
+            agent,
+            input,
+            streaming=True,
+            context=context,
+            signal=signal,
+            session_id=session_id,
+            tenant_id=tenant_id,
+            expected_session_revision=expected_session_revision,
+            workspace_id=workspace_id,
+            metadata=metadata,
+            run_id=run_id,
+            parent_run_id=parent_run_id,
+            parent_trace=parent_trace,
+            limits=limits,
+        )
+        return self._handle(execution)
+
+    def resume(
+        self,
+        state: SerializedRunState | Mapping[str, Any] | None,
+        decisions: Iterable[InterruptionDecision] = (),
+        *,
+        context: Any = None,
+        signal: AbortSignal | None = None,
+        limits: RunLimitsPatch | None = None,
+    ) -> RunHandle[Any]:
+        """Continue an interrupted (or crashed) run from its serialised state.
+
+        The pending calls of the interrupted turn are finished first (decisions apply to them),
+        then the turn loop continues; event sequences continue after ``lastEventSequence``; the
+        run deadline restarts from the remaining budget (or ``limits.run_deadline_ms``).
+
+        Raises:
+            RuntimeClosedError: the runtime is closed.
+            RunStateVersionError / RunStateError: unsupported version or missing identity.
+            RunError: ``AGENT_NOT_REGISTERED`` or ``AGENT_CONFIG_MISMATCH``.
+            InterruptionDecisionError / ReconciliationDecisionError: a decision names no open
+                interruption or does not fit its call.
+            RunAlreadyActiveError: the run is executing.
+        """
+        self._check_open()
+        parsed = SerializedRunState.from_json(state)
+        entry = self._agents.get(parsed.agent_id)
+        if entry is None:
+            raise RunError(
+                f'Agent "{parsed.agent_id}" is not registered.',
+                code="AGENT_NOT_REGISTERED",
+                run_id=parsed.run_id,
+                phase="runtime",
+            )
+        if parsed.agent_config_digest != entry.digest:
+            raise RunError(
+                f'Cannot resume run "{parsed.run_id}": the agent configuration changed.',
+                code="AGENT_CONFIG_MISMATCH",
+                run_id=parsed.run_id,
+                phase="runtime",
+            )
+        if parsed.run_id in self._active:
+            raise RunAlreadyActiveError(parsed.run_id)
+        by_id = self._check_decisions(parsed, decisions)
+        resolved = self.default_limits.merged(entry.spec.limits, limits)
+        now = time.time() * 1000
+        deadline_error = False
+        if limits is not None and limits.run_deadline_ms is not None:
+            deadline = now + limits.run_deadline_ms
+        elif parsed.remaining_run_ms is not None:
+            deadline = now + parsed.remaining_run_ms
+        elif parsed.deadline_at is not None:
+            try:
+                deadline = datetime.fromisoformat(parsed.deadline_at).timestamp() * 1000
+            except ValueError:
+                deadline, deadline_error = now + resolved.run_deadline_ms, True
+        else:
+            deadline = now + resolved.run_deadline_ms
+        seed = RunSeed(
+            state=attrs.evolve(parsed, status="running"),
+            input=list(parsed.input),
+            limits=resolved,
+            deadline_ms=deadline,
+            context=context,
+            signal=signal,
+            streaming=True,
+            decisions=by_id,
+        )
+        execution = self._launch(entry, seed)
+        if deadline_error:
+            execution.fail_at_start(
+                RunError(
+                    "Serialized run deadline is invalid.",
+                    code="RUN_DEADLINE_INVALID",
+                    run_id=parsed.run_id,
+                    phase="runtime",
+                )
+            )
+        return self._handle(execution)
+
+    @staticmethod
+    def _check_decisions(
+        state: SerializedRunState, decisions: Iterable[InterruptionDecision]
+    ) -> dict[str, InterruptionDecision]:
+        by_id: dict[str, InterruptionDecision] = {}
+        for decision in decisions:
+            if not isinstance(decision, InterruptionDecision):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise InterruptionDecisionError(
+                    f"Expected an InterruptionDecision, got {type(decision).__name__}."
+                )
+            by_id[decision.interruption_id] = decision
+        matched: set[str] = set()
+        for pending in state.pending_tools:
+            ids = [reconciliation_interruption_id(state.run_id, pending.call.id)]
+            if pending.interruption_id is not None:
+                ids.insert(0, pending.interruption_id)
+            for key in ids:
+                decision = by_id.get(key)
+                if decision is not None:
+                    plan_resume(pending, decision)  # raises when the decision does not fit
+                    matched.add(key)
+                    break
+        unknown = sorted(set(by_id) - matched)
+        if unknown:
+            raise InterruptionDecisionError(
+                f"No open interruption matches decision(s) {', '.join(unknown)}."
+            )
+        return by_id
+
+    def run_sync(
+        self, agent: AgentSpec[Any, Any], input: AgentInput, **options: Any
+    ) -> RunResult[Any]:
+        """Convenience for scripts: ``asyncio.run(runtime.run(...))`` (no running loop allowed)."""
+        return asyncio.run(self.run(agent, input, **options))
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Cancel runs (awaited), then close sinks, services and models, in that order.
+
+        Idempotent. Runs in progress end ``cancelled``.
+
+        Raises:
+            ExceptionGroup: "AgentRuntime close failed." with every close failure.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        executions = list(self._active.values())
+        for execution in executions:
+            execution.abort(RunCancelledError("AgentRuntime closed."))
+        tasks = {execution.task for execution in executions if execution.task is not None}
+        if tasks:
+            await asyncio.wait(tasks)
+        errors: list[Exception] = []
+        for closer in (self.dispatcher.aclose, self.services.close, self.models.aclose):
+            try:
+                await closer()
+            except ExceptionGroup as group:
+                errors.extend(group.exceptions)
+            except Exception as error:
+                errors.append(error)
+        if errors:
+            raise ExceptionGroup("AgentRuntime close failed.", errors)
+
+    async def aclose(self) -> None:
+        """Alias of :meth:`close`."""
+        await self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()

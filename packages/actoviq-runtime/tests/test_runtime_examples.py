@@ -1,0 +1,43 @@
+"""Every example runs offline (scripted provider) as a subprocess and prints what it promises."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+EXPECTED = {
+    "quickstart.py": ["run: completed: CAS writes", "stream: Hello! Ask me about compare-and-set."],
+    "streaming.py": ["[tool get_weather started]", "result: completed: It is 18°C and sunny"],
+    "tools_approval_resume.py": [
+        "first leg: interrupted",
+        "emails sent so far: 0",
+        "second leg: completed",
+        "emails sent: 1 (exactly once)",
+    ],
+    "middleware_timing.py": ["wrapModelCall[0] @10 model-timer", "result: completed: 12 squared"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_example_runs_offline(name: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    env["ACTOVIQ_OFFLINE"] = "1"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / name)],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "provider: scripted provider (offline)" in done.stdout
+    for fragment in EXPECTED[name]:
+        assert fragment in done.stdout, done.stdout
+    assert "Traceback" not in done.stderr
