@@ -20,16 +20,17 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, ValidationError
-from jsonschema.protocols import Validator
 
 from actoviq.core import JsonObject, JsonValue, clone_json_value
 from actoviq.runtime.tools.descriptor import ToolSchema
 from actoviq.runtime.tools.errors import ToolDefinitionError
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
 __all__ = [
     "ToolInputInvalidError",
@@ -55,6 +56,10 @@ def compile_json_schema(schema: Mapping[str, object]) -> Callable[[object], None
     Raises:
         ToolDefinitionError: the schema itself is invalid.
     """
+    # Imported here: jsonschema costs ~60 ms to import and `import actoviq.runtime` stays fast.
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     document = cast(JsonObject, clone_json_value(dict(schema), "Tool JSON Schema"))
     try:
         Draft202012Validator.check_schema(document)
