@@ -555,3 +555,21 @@ def test_run_view_and_state_are_read_only() -> None:
     context = RuntimeMiddlewareContext(signal=run.signal, run=view, state=state)
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         context.state = {}  # type: ignore[misc]
+
+
+def test_registry_resolves_agent_spec_references_in_order() -> None:
+    from actoviq.core import AgentSpec, RefSpec
+
+    first = define_middleware("first", "beforeRun", noop_handle, priority=1)
+    second = define_middleware("second", "afterRun", noop_handle, priority=1)
+    registry = MiddlewareRegistry({"audit": second, "guard": [first]})
+    agent: AgentSpec[None, Any] = AgentSpec(
+        id="a",
+        name="A",
+        instructions="hi",
+        middleware=("guard", RefSpec(id="audit", options={"level": "high"})),
+    )
+    resolved = registry.resolve(agent.middleware)
+    assert resolved == (first, second)
+    pipeline = MiddlewarePipeline().compose(resolved)
+    assert pipeline.format() == "beforeRun[0] @1 first\nafterRun[0] @1 second"

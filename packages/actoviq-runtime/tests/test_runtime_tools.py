@@ -641,3 +641,28 @@ async def test_run_in_call_order_cancels_siblings_on_error() -> None:
     assert sorted(cancelled) == [1, 2]
     with pytest.raises(ValueError, match="max_parallel"):
         await run_in_call_order([1], worker, max_parallel=0)
+
+
+async def test_tool_raised_tool_errors_pass_through_unchanged() -> None:
+    own = ToolExecutionError(
+        ToolFailure(
+            kind="denied", tool_name="double", call_id="call-1", message="quota", retryable=True
+        )
+    )
+    ask = ToolInterruptionRequiredError(
+        InterruptDecision(interruption_id="inner", reason="needs a human"), "double", "call-1"
+    )
+
+    def raise_own(ctx: ToolExecutionContext, args: Any) -> object:
+        raise own
+
+    def raise_ask(ctx: ToolExecutionContext, args: Any) -> object:
+        raise ask
+
+    runner = ToolRunner(ToolRegistry([make_tool("own", raise_own), make_tool("ask", raise_ask)]))
+    with pytest.raises(ToolExecutionError) as caught:
+        await runner.execute("own", {"value": 1}, context())
+    assert caught.value is own and caught.value.failure.retryable is True
+    with pytest.raises(ToolInterruptionRequiredError) as interrupted:
+        await runner.execute("ask", {"value": 1}, context())
+    assert interrupted.value is ask

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from actoviq.core import ItemValidationError, ToolCallItem, ToolResultItem, from_json, to_json
 from actoviq.runtime.tools import (
@@ -16,9 +20,12 @@ from actoviq.runtime.tools import (
     ToolEffect,
     ToolFailure,
     ToolFailureKind,
+    ToolOutput,
+    freeze_json,
     plan_resume,
     reconciliation_result,
     settled_state,
+    thaw_json,
 )
 
 CALL = ToolCallItem(id="c1", name="send", input={"to": "a@b"})
@@ -191,3 +198,33 @@ def test_reconciliation_results() -> None:
     }
     with pytest.raises(ReconciliationDecisionError, match="executes"):
         reconciliation_result(record, InterruptionDecision.retry("i"))
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**53), max_value=2**53)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_tool_output_freezes_and_thaws_any_json_value(value: Any) -> None:
+    output = ToolOutput(value=value)
+    assert output.json_value() == value
+    assert freeze_json(thaw_json(output.value)) == output.value
+    assert output.json_value() is not value or not isinstance(value, dict | list)
+
+
+@given(json_values, st.sampled_from(["read", "idempotent-write", "side-effect"]))
+def test_committed_pending_tool_round_trips(output: Any, effect: ToolEffect) -> None:
+    result = reconciliation_result(
+        pending(S.UNKNOWN, effect), InterruptionDecision.committed("i", output)
+    )
+    record = pending(S.UNKNOWN, effect).advance(S.COMMITTED, result=result)
+    assert from_json(PendingTool, to_json(record)) == record
