@@ -37,7 +37,11 @@ BACKENDS = [
 
 def asyncpg_url(url: str) -> str:
     """Accept a plain ``postgresql://`` DSN and point SQLAlchemy at asyncpg."""
-    return url.replace("postgresql://", "postgresql+asyncpg://", 1) if "+" not in url.split(":")[0] else url
+    return (
+        url.replace("postgresql://", "postgresql+asyncpg://", 1)
+        if "+" not in url.split(":")[0]
+        else url
+    )
 
 
 @pytest.fixture(params=BACKENDS)
@@ -52,7 +56,11 @@ async def bundle(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
             children=InMemoryDurableChildStore(),
         )
         return
-    target = str(tmp_path / "db" / "actoviq.db") if backend == "sqlite" else asyncpg_url(POSTGRES_URL or "")
+    target = (
+        str(tmp_path / "db" / "actoviq.db")
+        if backend == "sqlite"
+        else asyncpg_url(POSTGRES_URL or "")
+    )
     async with await SqliteStorage.open(target) as storage:
         yield StoreBundle(
             sessions=storage.sessions,

@@ -1,4 +1,4 @@
-"""Engine behaviour: lazy imports, PRAGMAs, schema versioning, fault injection, fail-closed reads."""
+"""Engine: lazy imports, PRAGMAs, schema versions, fault injection, fail-closed reads."""
 
 from __future__ import annotations
 
@@ -25,7 +25,9 @@ PACKAGE = Path(__file__).resolve().parents[1]
 
 
 def _items(*ids: str) -> list[NewSessionItem]:
-    return [NewSessionItem(item_id=i, kind="text", payload={"type": "text", "text": i}) for i in ids]
+    return [
+        NewSessionItem(item_id=i, kind="text", payload={"type": "text", "text": i}) for i in ids
+    ]
 
 
 def test_import_does_not_load_sqlalchemy_or_drivers() -> None:
@@ -74,13 +76,12 @@ async def test_reopen_is_idempotent_and_newer_schema_is_refused(tmp_path: Path) 
     with pytest.raises(StorageSchemaError, match="newer actoviq-storage-sqlite") as caught:
         await SqliteStorage.open(db)
     assert caught.value.code == "STORAGE_DATA_INVALID"
-    async with await SqliteStorage.open(":memory:") as storage:
-        async with storage.database.write() as conn:
-            await conn.execute(text("UPDATE storage_v2_schema SET version = 2"))
-            with pytest.raises(StorageSchemaError, match="schema version 2"):
-                from actoviq.storage.sqlite._engine import _upgrade_sync  # pyright: ignore[reportPrivateUsage]
+    from actoviq.storage.sqlite._engine import _upgrade_sync  # pyright: ignore[reportPrivateUsage]
 
-                await conn.run_sync(_upgrade_sync)
+    async with await SqliteStorage.open(":memory:") as storage, storage.database.write() as conn:
+        await conn.execute(text("UPDATE storage_v2_schema SET version = 2"))
+        with pytest.raises(StorageSchemaError, match="schema version 2"):
+            await conn.run_sync(_upgrade_sync)
 
 
 class DiskFull(OSError):
@@ -144,7 +145,7 @@ async def test_journal_rows_are_append_only(tmp_path: Path) -> None:
         await storage.sessions.append(
             tenant_id=T, session_id="s", expected_revision=0, items=_items("a")
         )
-        with pytest.raises(Exception, match="append-only"):  # noqa: PT011 - the driver's own error
+        with pytest.raises(Exception, match="append-only"):
             async with storage.database.write() as conn:
                 await conn.execute(text("UPDATE storage_v2_session_items SET kind = 'x'"))
 
@@ -156,7 +157,10 @@ def test_wheel_ships_the_migrations(tmp_path: Path) -> None:
         pytest.skip("uv is not on PATH (and UV is not set)")
     done = subprocess.run(
         [uv, "build", "--wheel", "-o", str(tmp_path), str(PACKAGE)],
-        capture_output=True, text=True, check=False, timeout=300,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     [wheel] = list(tmp_path.glob("actoviq_storage_sqlite-*.whl"))

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -26,6 +27,7 @@ from actoviq.storage.sqlite import (
     SqliteStorage,
     convert_legacy_json_v1_message,
 )
+from actoviq.storage.sqlite.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "json_v1"
 T = "default"
@@ -102,7 +104,14 @@ async def test_cutover_verify_rerun_and_rollback(storage: SqliteStorage, tmp_pat
         tenant_id=T, session_id="a-full"
     )
     assert [i.type for i in history.items] == [
-        "text", "text", "reasoning", "tool_call", "tool_result", "image", "document", "text",
+        "text",
+        "text",
+        "reasoning",
+        "tool_call",
+        "tool_result",
+        "image",
+        "document",
+        "text",
     ]
     call = history.items[3]
     assert isinstance(call, ToolCallItem)
@@ -142,7 +151,9 @@ async def test_cutover_verify_rerun_and_rollback(storage: SqliteStorage, tmp_pat
     # The journal is append-only again after the maintenance transaction.
     await storage.sessions.create(tenant_id=T, session_id="x")
     await storage.sessions.append(
-        tenant_id=T, session_id="x", expected_revision=0,
+        tenant_id=T,
+        session_id="x",
+        expected_revision=0,
         items=[NewSessionItem(item_id="i", kind="text", payload={"type": "text"})],
     )
     from sqlalchemy import text
@@ -159,7 +170,9 @@ async def test_rollback_refuses_sessions_changed_after_migration(
     migrator = JsonV1Migrator(storage)
     await migrator.migrate(tenant_id=T, source_directory=source, backup_directory=tmp_path / "bk")
     await SqliteRuntimeSessionAdapter(storage.sessions).append(
-        tenant_id=T, session_id="b-small", items=[TextItem(role="user", text="new")],
+        tenant_id=T,
+        session_id="b-small",
+        items=[TextItem(role="user", text="new")],
         expected_revision="1",
     )
     with pytest.raises(StorageDataError, match=r"changed since the migration .*: b-small"):
@@ -179,7 +192,10 @@ async def test_malformed_files_are_reported_and_block_cutover(
     plan = await migrator.migrate(tenant_id=T, source_directory=source, dry_run=True)
     reasons = {Path(f.source_file).name: f.reason for f in plan.invalid_files}
     assert set(reasons) == {
-        "b-broken-json.json", "c-version-2.json", "d-system-role.json", "e-bad-tool-use.json",
+        "b-broken-json.json",
+        "c-version-2.json",
+        "d-system-role.json",
+        "e-bad-tool-use.json",
         "f-no-messages.json",
     }
     assert "not valid JSON" in (reasons["b-broken-json.json"] or "") or "Invalid JSON" in (
@@ -190,7 +206,9 @@ async def test_malformed_files_are_reported_and_block_cutover(
     assert "non-empty id and name" in (reasons["e-bad-tool-use.json"] or "")
     assert "messages and runs must be lists" in (reasons["f-no-messages.json"] or "")
     with pytest.raises(MigrationSourceError) as caught:
-        await migrator.migrate(tenant_id=T, source_directory=source, backup_directory=tmp_path / "bk")
+        await migrator.migrate(
+            tenant_id=T, source_directory=source, backup_directory=tmp_path / "bk"
+        )
     assert caught.value.code == "STORAGE_DATA_INVALID"
     assert len(caught.value.problems) == 5
     assert all(Path(path).is_absolute() for path, _ in caught.value.problems)
@@ -224,13 +242,19 @@ async def test_missing_source_and_duplicate_ids(storage: SqliteStorage, tmp_path
 
 def test_legacy_conversion_rules() -> None:
     items = convert_legacy_json_v1_message(
-        {"role": "assistant", "content": [
-            "bare string block",
-            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"}},
-            {"type": "image", "source": {"type": "file_id", "file_id": "f-1"}},
-            {"type": "image", "source": {"type": "weird"}},
-            {"type": "tool_result", "tool_use_id": "c", "is_error": True},
-        ]}
+        {
+            "role": "assistant",
+            "content": [
+                "bare string block",
+                {
+                    "type": "document",
+                    "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"},
+                },
+                {"type": "image", "source": {"type": "file_id", "file_id": "f-1"}},
+                {"type": "image", "source": {"type": "weird"}},
+                {"type": "tool_result", "tool_use_id": "c", "is_error": True},
+            ],
+        }
     )
     assert [i["type"] for i in items] == ["raw", "document", "image", "raw", "tool_result"]
     assert items[1]["mediaType"] == "application/pdf"
@@ -239,18 +263,22 @@ def test_legacy_conversion_rules() -> None:
     assert items[0]["metadata"] == {"legacyJsonV1": {"role": "assistant", "blockIndex": 0}}
     with pytest.raises(StorageDataError, match="content must be a string or a list"):
         convert_legacy_json_v1_message({"role": "user", "content": 3})
+    bad_input: list[object] = []
+    block = {"type": "tool_use", "id": "a", "name": "b", "input": bad_input}
     with pytest.raises(StorageDataError, match="input must be a JSON object"):
-        convert_legacy_json_v1_message(
-            {"role": "user", "content": [{"type": "tool_use", "id": "a", "name": "b", "input": []}]}
-        )
+        convert_legacy_json_v1_message({"role": "user", "content": [block]})
 
 
 async def test_preview_message_kind_is_converted(storage: SqliteStorage) -> None:
     await storage.sessions.create(tenant_id=T, session_id="preview")
     await storage.sessions.append(
-        tenant_id=T, session_id="preview", expected_revision=0,
+        tenant_id=T,
+        session_id="preview",
+        expected_revision=0,
         items=[
-            NewSessionItem(item_id="m", kind="message", payload={"role": "user", "content": "legacy"}),
+            NewSessionItem(
+                item_id="m", kind="message", payload={"role": "user", "content": "legacy"}
+            ),
             NewSessionItem(item_id="r", kind="run", payload={"runId": "x"}),
         ],
     )
@@ -260,17 +288,37 @@ async def test_preview_message_kind_is_converted(storage: SqliteStorage) -> None
     assert [(i.type, getattr(i, "text", None)) for i in history.items] == [("text", "legacy")]
 
 
-def test_cli_dry_run_migrate_verify_rollback(tmp_path: Path) -> None:
+def test_cli_dry_run_migrate_verify_rollback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = _copy("good", tmp_path)
     db = str(tmp_path / "cli.db")
 
     def cli(*args: str) -> tuple[int, dict[str, object]]:
-        done = subprocess.run(
-            [sys.executable, "-m", "actoviq.storage.sqlite", *args, "--db", db],
-            capture_output=True, text=True, check=False, timeout=60,
-        )
-        return done.returncode, json.loads(done.stdout)
+        capsys.readouterr()
+        code = main([*args, "--db", db])
+        return code, json.loads(capsys.readouterr().out)
 
+    # The module entry point itself, once, in a subprocess.
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "actoviq.storage.sqlite",
+            "migrate",
+            "--source",
+            str(source),
+            "--dry-run",
+            "--db",
+            db,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["files"][0]["status"] == "planned"
     code, report = cli("migrate", "--source", str(source), "--dry-run")
     assert (code, report["dryRun"], report["migratedSessions"]) == (0, True, 0)
     code, report = cli("migrate", "--source", str(source), "--backup", str(tmp_path / "bk"))
@@ -284,4 +332,4 @@ def test_cli_dry_run_migrate_verify_rollback(tmp_path: Path) -> None:
     assert code == 1
     problems = report["problems"]
     assert isinstance(problems, list)
-    assert len(problems) == 5
+    assert len(cast(list[object], problems)) == 5

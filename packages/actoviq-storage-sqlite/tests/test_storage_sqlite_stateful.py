@@ -70,15 +70,18 @@ class SessionMachine(RuleBasedStateMachine):
                 )
             )
         except SessionRevisionConflictError as error:
-            assert self.known[writer] != self.revision
-            assert error.actual_revision == self.revision
+            conflict: SessionRevisionConflictError | None = error
             self.known[writer] = self.revision
         else:
+            conflict = None
             assert self.known[writer] == self.revision
             self.model.extend(ids)
             self.revision += 1
             assert record.revision == self.revision
             self.known[writer] = record.revision
+        if conflict is not None:
+            assert conflict.actual_revision == self.revision
+            assert conflict.expected_revision != self.revision
         self.seen_revisions.append(self.revision)
 
     @rule(writer=WRITERS)
@@ -89,7 +92,9 @@ class SessionMachine(RuleBasedStateMachine):
         last = self.model[-1]
         record = self.run(
             self.store.append(
-                tenant_id=T, session_id="s", expected_revision=self.known[writer],
+                tenant_id=T,
+                session_id="s",
+                expected_revision=self.known[writer],
                 items=[NewSessionItem(item_id=last, kind="text", payload={"id": last})],
             )
         )
@@ -100,14 +105,17 @@ class SessionMachine(RuleBasedStateMachine):
         loaded = self.run(self.store.load(tenant_id=T, session_id="s"))
         self.known[writer] = loaded.session.revision
 
-    @precondition(lambda self: len(self.model) > self.snapshot_through)  # pyright: ignore[reportUnknownLambdaType, reportUnknownMemberType, reportUnknownArgumentType]
+    @precondition(lambda self: len(self.model) > self.snapshot_through)
     @rule()
     def compact(self) -> None:
         through = len(self.model)
         snap = self.run(
             self.store.compact(
-                tenant_id=T, session_id="s", expected_revision=self.revision,
-                through_sequence=through, state={"ids": list(self.model)},
+                tenant_id=T,
+                session_id="s",
+                expected_revision=self.revision,
+                through_sequence=through,
+                state={"ids": list(self.model)},
             )
         )
         self.revision += 1

@@ -665,9 +665,7 @@ async def check_runtime_session_adapter(s: StoreBundle, ns: str) -> None:
     ]
     rev = await adapter.append(tenant_id=ns, session_id="s", items=turn1, expected_revision="0")
     assert rev == "1"
-    retried = await adapter.append(
-        tenant_id=ns, session_id="s", items=turn1, expected_revision="0"
-    )
+    retried = await adapter.append(tenant_id=ns, session_id="s", items=turn1, expected_revision="0")
     assert retried == "1"
     await expect_error(
         SessionRevisionConflictError,

@@ -148,7 +148,8 @@ class InMemorySessionStore:
                 return self._copy_record(record)
             if record.revision == expected:
                 raise StorageDataError(
-                    f"Session items already exist with different content in {session_resource(*key)}"
+                    "Session items already exist with different content in "
+                    f"{session_resource(*key)}"
                 )
         if record.revision != expected:
             raise SessionRevisionConflictError(

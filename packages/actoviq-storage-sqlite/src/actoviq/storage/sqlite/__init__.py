@@ -1,4 +1,4 @@
-"""actoviq.storage.sqlite: durable stores on SQLAlchemy 2 (async); SQLite default, PostgreSQL by URL.
+"""actoviq.storage.sqlite: durable stores on async SQLAlchemy 2; SQLite default, PostgreSQL by URL.
 
 Importing this package loads neither SQLAlchemy nor a driver; :meth:`SqliteStorage.open` does.
 

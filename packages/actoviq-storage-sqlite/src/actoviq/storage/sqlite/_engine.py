@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,7 @@ class Database:
         self._write_lock = asyncio.Lock() if self.dialect == "sqlite" else None
 
     @contextlib.asynccontextmanager
-    async def write(self) -> AsyncIterator[AsyncConnection]:
+    async def write(self) -> AsyncGenerator[AsyncConnection, None]:
         """One writer transaction (``BEGIN IMMEDIATE`` on SQLite); commits on success."""
         async with contextlib.AsyncExitStack() as stack:
             if self._write_lock is not None:
@@ -70,7 +70,7 @@ class Database:
             yield conn
 
     @contextlib.asynccontextmanager
-    async def read(self) -> AsyncIterator[AsyncConnection]:
+    async def read(self) -> AsyncGenerator[AsyncConnection, None]:
         """One read transaction: deferred ``BEGIN`` on SQLite, ``REPEATABLE READ`` on PostgreSQL."""
         async with self.engine.connect() as conn:
             if self.dialect == "postgresql":
@@ -89,7 +89,7 @@ def _unavailable(error: BaseException) -> StorageUnavailableError:
 
 def _install_sqlite_hooks(engine: AsyncEngine, *, busy_timeout_ms: int, wal: bool) -> None:
     @event.listens_for(engine.sync_engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:  # pyright: ignore[reportUnusedFunction]
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Stop the driver from issuing its own BEGIN; we emit BEGIN / BEGIN IMMEDIATE ourselves.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
@@ -101,7 +101,7 @@ def _install_sqlite_hooks(engine: AsyncEngine, *, busy_timeout_ms: int, wal: boo
         cursor.close()
 
     @event.listens_for(engine.sync_engine, "begin")
-    def _on_begin(conn: Connection) -> None:  # pyright: ignore[reportUnusedFunction]
+    def _on_begin(conn: Connection) -> None:
         writer = bool(conn.get_execution_options().get(_WRITE))
         conn.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")
 

@@ -1,4 +1,4 @@
-"""SQL checkpoint, memory, artifact-metadata and durable-child stores (spec 04 §3.5–3.7, §8.1.2)."""
+"""SQL checkpoint, memory, artifact-metadata and durable-child stores (spec 04 §3.5-3.7, §8.1.2)."""
 
 from __future__ import annotations
 
@@ -317,7 +317,11 @@ class SqlMemoryStore:
             {"tenant_id": tenant_id, "memory_id": memory_id},
             expected_revision,
             memory_resource(tenant_id, memory_id),
-            {"namespace": namespace, "value_json": dump_json(body), "metadata_json": dump_json(meta)},
+            {
+                "namespace": namespace,
+                "value_json": dump_json(body),
+                "metadata_json": dump_json(meta),
+            },
             stamp,
         )
         return MemoryRecord(
@@ -627,4 +631,3 @@ class SqlDurableChildStore:
 
     async def aclose(self) -> None:
         """No-op: the :class:`SqliteStorage` owns the engine."""
-

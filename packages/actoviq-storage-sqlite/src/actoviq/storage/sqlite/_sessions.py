@@ -366,7 +366,9 @@ class SqlSessionStore:
             through_sequence=through, revision=revision, state=body, created_at=stamp
         )
 
-    async def list_sessions(self, *, tenant_id: str, limit: int | None = None) -> list[SessionRecord]:
+    async def list_sessions(
+        self, *, tenant_id: str, limit: int | None = None
+    ) -> list[SessionRecord]:
         """See :meth:`SessionStore.list_sessions`."""
         require_key(tenant_id, "tenantId")
         cap = require_limit(limit)

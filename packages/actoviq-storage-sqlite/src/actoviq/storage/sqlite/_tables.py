@@ -213,7 +213,7 @@ def create_append_only_triggers(dialect: str) -> list[str]:
 
 
 def suspend_append_only_triggers(dialect: str) -> list[str]:
-    """DDL run inside a maintenance transaction before deleting journal rows (migration rollback)."""
+    """DDL run in a maintenance transaction before deleting journal rows (migration rollback)."""
     if dialect == "sqlite":
         return [
             f"DROP TRIGGER IF EXISTS {table}_no_{action.lower()}"
@@ -221,12 +221,18 @@ def suspend_append_only_triggers(dialect: str) -> list[str]:
             for action in ("UPDATE", "DELETE")
         ]
     if dialect == "postgresql":
-        return [f"ALTER TABLE {table} DISABLE TRIGGER {table}_append_only" for table in APPEND_ONLY_TABLES]
+        return [
+            f"ALTER TABLE {table} DISABLE TRIGGER {table}_append_only"
+            for table in APPEND_ONLY_TABLES
+        ]
     return []
 
 
 def resume_append_only_triggers(dialect: str) -> list[str]:
     """DDL that restores the triggers at the end of the maintenance transaction."""
     if dialect == "postgresql":
-        return [f"ALTER TABLE {table} ENABLE TRIGGER {table}_append_only" for table in APPEND_ONLY_TABLES]
+        return [
+            f"ALTER TABLE {table} ENABLE TRIGGER {table}_append_only"
+            for table in APPEND_ONLY_TABLES
+        ]
     return create_append_only_triggers(dialect)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from actoviq.core import CanonicalItem, ITEM_TYPES, item_from_json
+from actoviq.core import ITEM_TYPES, CanonicalItem, item_from_json
 from actoviq.runtime.stores import (
     DEFAULT_TENANT_ID,
     CheckpointStore,

@@ -1,4 +1,4 @@
-"""Legacy JSON v1 session files (spec 04 §3.10–3.11): reading and conversion to canonical items.
+"""Legacy JSON v1 session files (spec 04 §3.10-3.11): reading and conversion to canonical items.
 
 A JSON v1 root holds ``sessions/<sessionId>.json`` files (``version: 1``) whose ``messages`` are
 Anthropic-style ``{role, content}`` messages. :func:`convert_legacy_json_v1_message` turns one

@@ -1,4 +1,4 @@
-"""JSON v1 → SQL migration: dry-run, backup, chunked cutover with a ledger, verify, rollback.
+"""JSON v1 -> SQL migration: dry-run, backup, chunked cutover with a ledger, verify, rollback.
 
 Spec 04 §3.12 with the §8.1.12 improvements: every chunk commits its own ledger rows (so a re-run
 resumes and a finished migration re-runs as a no-op), ``verify`` compares counts, hashes and a fresh
@@ -8,9 +8,9 @@ sessions the ledger lists (in one maintenance transaction). Source files are nev
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
-import os
 import shutil
 import time
 import uuid
@@ -53,7 +53,7 @@ class MigrationFileReport:
     warnings: tuple[str, ...] = ()
 
     def to_json(self) -> JsonObject:
-        """camelCase JSON (absent optionals omitted)."""
+        """CamelCase JSON (absent optionals omitted)."""
         data: JsonObject = {
             "sourceFile": self.source_file,
             "sourceKey": self.source_key,
@@ -103,7 +103,7 @@ class MigrationReport:
         return sum(f.item_count for f in self.files)
 
     def to_json(self) -> JsonObject:
-        """camelCase JSON for the CLI."""
+        """CamelCase JSON for the CLI."""
         data: JsonObject = {
             "tenantId": self.tenant_id,
             "sourceDirectory": self.source_directory,
@@ -137,7 +137,7 @@ class VerifyReport:
         return not self.problems
 
     def to_json(self) -> JsonObject:
-        """camelCase JSON for the CLI."""
+        """CamelCase JSON for the CLI."""
         return {
             "tenantId": self.tenant_id,
             "sourceId": self.source_id,
@@ -158,7 +158,7 @@ class RollbackReport:
     dry_run: bool
 
     def to_json(self) -> JsonObject:
-        """camelCase JSON for the CLI."""
+        """CamelCase JSON for the CLI."""
         return {
             "tenantId": self.tenant_id,
             "sourceId": self.source_id,
@@ -187,7 +187,9 @@ def _session_files(root: Path) -> list[Path]:
     try:
         entries = sorted(folder.iterdir(), key=lambda p: p.name)
     except OSError as error:
-        raise StorageDataError(f"Cannot read JSON v1 sessions directory {folder}: {error}") from None
+        raise StorageDataError(
+            f"Cannot read JSON v1 sessions directory {folder}: {error}"
+        ) from None
     return [p for p in entries if p.name.endswith(".json") and p.is_file() and not p.is_symlink()]
 
 
@@ -220,24 +222,33 @@ class JsonV1Migrator:
         for path in _session_files(root):
             key = path.relative_to(root).as_posix()
             try:
-                plan = read_legacy_session_file(path, root)
+                plan = await asyncio.to_thread(read_legacy_session_file, path, root)
             except StorageDataError as error:
                 reports.append(
                     MigrationFileReport(
-                        source_file=str(path), source_key=key, session_id=None, item_count=0,
-                        status="invalid", reason=error.message,
+                        source_file=str(path),
+                        source_key=key,
+                        session_id=None,
+                        item_count=0,
+                        status="invalid",
+                        reason=error.message,
                     )
                 )
                 continue
             base = MigrationFileReport(
-                source_file=str(path), source_key=key, session_id=plan.session_id,
-                item_count=len(plan.items), status="planned", content_hash=plan.content_hash,
+                source_file=str(path),
+                source_key=key,
+                session_id=plan.session_id,
+                item_count=len(plan.items),
+                status="planned",
+                content_hash=plan.content_hash,
                 warnings=plan.warnings,
             )
             if plan.session_id in owners:
                 reports.append(
                     attrs.evolve(
-                        base, status="invalid",
+                        base,
+                        status="invalid",
                         reason="JSON v1 source contains duplicate session ids: "
                         f"{plan.session_id} ({owners[plan.session_id]}, {key})",
                     )
@@ -253,7 +264,8 @@ class JsonV1Migrator:
             else:
                 reports.append(
                     attrs.evolve(
-                        base, status="invalid",
+                        base,
+                        status="invalid",
                         reason=f"Previously migrated JSON v1 source changed: {path.name}",
                     )
                 )
@@ -283,7 +295,10 @@ class JsonV1Migrator:
         source = source_id or str(root)
         files, pending = await self._plan(tenant_id, root, source)
         report = MigrationReport(
-            tenant_id=tenant_id, source_directory=str(root), source_id=source, dry_run=dry_run,
+            tenant_id=tenant_id,
+            source_directory=str(root),
+            source_id=source,
+            dry_run=dry_run,
             files=tuple(files),
         )
         if dry_run:
@@ -307,7 +322,9 @@ class JsonV1Migrator:
                     expected_revision=None,
                     actual_revision=existing.revision,
                 )
-        backup = self._backup(root, backup_directory, [f for f in files if f.content_hash])
+        backup = await asyncio.to_thread(
+            self._backup, root, backup_directory, [f for f in files if f.content_hash]
+        )
         from actoviq.storage.sqlite import _maintenance
 
         chunks = 0
@@ -373,13 +390,15 @@ class JsonV1Migrator:
         problems: list[tuple[str, str]] = []
         items_checked = 0
         on_disk = {p.relative_to(root).as_posix() for p in _session_files(root)}
-        problems.extend((k, "source file is not in the ledger") for k in sorted(on_disk - set(ledger)))
+        problems.extend(
+            (k, "source file is not in the ledger") for k in sorted(on_disk - set(ledger))
+        )
         for key, (content_hash, session_id, count) in sorted(ledger.items()):
             path = root / key
             if not path.is_file():
                 problems.append((key, "source file is missing"))
                 continue
-            if _sha256(path) != content_hash:
+            if await asyncio.to_thread(_sha256, path) != content_hash:
                 problems.append((key, "source file hash differs from the ledger"))
             loaded = await self._storage.sessions.get(tenant_id=tenant_id, session_id=session_id)
             if loaded is None:
@@ -392,7 +411,7 @@ class JsonV1Migrator:
             if count != len(journal.items[:count]) or loaded.last_sequence < count:
                 problems.append((key, f"expected {count} items, found {loaded.last_sequence}"))
             try:
-                fresh = read_legacy_session_file(path, root)
+                fresh = await asyncio.to_thread(read_legacy_session_file, path, root)
             except StorageDataError as error:
                 problems.append((key, f"re-conversion failed: {error.message}"))
                 continue
@@ -407,8 +426,11 @@ class JsonV1Migrator:
                 problems.append((key, f"re-conversion differs from the journal at item {diff}"))
             items_checked += len(stored)
         return VerifyReport(
-            tenant_id=tenant_id, source_id=source, sessions_checked=len(ledger),
-            items_checked=items_checked, problems=tuple(problems),
+            tenant_id=tenant_id,
+            source_id=source,
+            sessions_checked=len(ledger),
+            items_checked=items_checked,
+            problems=tuple(problems),
         )
 
     async def rollback(
@@ -433,13 +455,15 @@ class JsonV1Migrator:
         if source_id is None:
             if source_directory is None:
                 raise StorageDataError("rollback needs source_directory or source_id")
-            source_id = str(Path(os.path.realpath(source_directory)))
+            source_id = str(await asyncio.to_thread(Path(source_directory).resolve))
         from actoviq.storage.sqlite import _maintenance
 
         removed = await _maintenance.rollback_ledger(
             self._storage.database, tenant_id, source_id, dry_run=dry_run, force=force
         )
         return RollbackReport(
-            tenant_id=tenant_id, source_id=source_id, removed_sessions=tuple(removed),
+            tenant_id=tenant_id,
+            source_id=source_id,
+            removed_sessions=tuple(removed),
             dry_run=dry_run,
         )

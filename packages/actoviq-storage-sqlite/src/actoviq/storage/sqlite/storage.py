@@ -1,4 +1,4 @@
-"""``SqliteStorage``: one engine and the five stores over it (SQLite by default, PostgreSQL by URL)."""
+"""``SqliteStorage``: one engine and the five stores over it (SQLite default, PostgreSQL by URL)."""
 
 from __future__ import annotations
 

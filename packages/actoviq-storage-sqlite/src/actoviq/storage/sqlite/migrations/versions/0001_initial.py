@@ -21,6 +21,7 @@ depends_on = None
 
 
 def upgrade() -> None:
+    """Create the version-1 tables, the schema marker row and the append-only triggers."""
     bind = op.get_bind()
     metadata.create_all(bind, checkfirst=True)
     op.execute(
@@ -32,4 +33,5 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    """Drop every table (destroys the data; for tests and throwaway databases only)."""
     metadata.drop_all(op.get_bind())
