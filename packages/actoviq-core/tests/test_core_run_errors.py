@@ -156,3 +156,25 @@ def test_iso_timestamps_have_milliseconds_and_z() -> None:
     assert to_iso(datetime(2026, 7, 11, 0, 0, 0, 123456, tzinfo=UTC)) == (
         "2026-07-11T00:00:00.123Z"
     )
+
+
+def test_tool_execution_error_carries_its_failure() -> None:
+    from actoviq.core import ToolExecutionError, ToolFailure
+
+    cause = OSError("disk")
+    failure = ToolFailure(
+        kind="execution", tool_name="read", call_id="c1", message="boom", cause=cause
+    )
+    error = ToolExecutionError(failure)
+    assert isinstance(error, ActoviqError)
+    assert error.code == "TOOL_EXECUTION_ERROR"
+    assert error.kind == "execution"
+    assert error.__cause__ is cause
+    assert failure.to_json() == {
+        "kind": "execution",
+        "toolName": "read",
+        "callId": "c1",
+        "message": "boom",
+        "retryable": False,
+        "cause": {"type": "OSError", "message": "disk"},
+    }

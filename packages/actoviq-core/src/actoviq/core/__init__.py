@@ -114,6 +114,7 @@ from actoviq.core.run import (
     to_iso,
 )
 from actoviq.core.schema import items_json_schema
+from actoviq.core.tool_errors import ToolExecutionError, ToolFailure, ToolFailureKind
 from actoviq.core.usage import (
     USAGE_FIELDS,
     Usage,
@@ -192,6 +193,9 @@ __all__ = [
     "StructuredItem",
     "TextItem",
     "ToolCallItem",
+    "ToolExecutionError",
+    "ToolFailure",
+    "ToolFailureKind",
     "ToolRef",
     "ToolResultItem",
     "UnknownItemTypeError",
