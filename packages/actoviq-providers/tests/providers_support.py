@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx2
 
@@ -68,3 +68,49 @@ def make_adapter(
     if name == "openai-chat":
         return OpenAIChatProvider(api_key=SECRET, http_client=client, max_retries=0, **options)
     return AnthropicProvider(api_key=SECRET, http_client=client, max_retries=0, **options)
+
+
+def strict_diff(expected: object, actual: object, path: str = "$") -> str | None:
+    """The first difference between two JSON values, type-strict for bools (golden README).
+
+    ``True`` never equals ``1`` and ``1`` never equals ``True``; ints and floats compare by value
+    (JSON has one number type). Key order is not significant. Returns None when equal.
+    """
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        if type(expected) is not type(actual) or expected != actual:
+            return f"{path}: expected {expected!r}, got {actual!r}"
+        return None
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        exp = cast(dict[str, object], expected)
+        act = cast(dict[str, object], actual)
+        if set(exp) != set(act):
+            missing = sorted(set(exp) - set(act))
+            extra = sorted(set(act) - set(exp))
+            return f"{path}: missing keys {missing}, unexpected keys {extra}"
+        for key in exp:
+            found = strict_diff(exp[key], act[key], f"{path}.{key}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(expected, list) and isinstance(actual, list):
+        exp_list = cast(list[object], expected)
+        act_list = cast(list[object], actual)
+        if len(exp_list) != len(act_list):
+            return f"{path}: expected {len(exp_list)} entries, got {len(act_list)}"
+        for index, (left, right) in enumerate(zip(exp_list, act_list, strict=True)):
+            found = strict_diff(left, right, f"{path}[{index}]")
+            if found is not None:
+                return found
+        return None
+    numbers = (int, float)
+    if isinstance(expected, numbers) and isinstance(actual, numbers):
+        return None if expected == actual else f"{path}: expected {expected!r}, got {actual!r}"
+    if type(cast(object, expected)) is not type(actual) or expected != actual:
+        return f"{path}: expected {expected!r}, got {actual!r}"
+    return None
+
+
+def assert_json_equal(expected: object, actual: object, label: str = "") -> None:
+    """Assert two JSON values are equal under :func:`strict_diff`."""
+    found = strict_diff(expected, actual)
+    assert found is None, f"{label}: {found}"

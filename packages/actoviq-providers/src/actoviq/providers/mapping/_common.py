@@ -131,10 +131,16 @@ def text_output(text: str) -> TextItem:
     return TextItem(role="assistant", text=text)
 
 
-def tool_call_output(call_id: str, name: str, arguments: object) -> ToolCallItem:
-    """A tool call; JSON-string arguments are parsed, an empty string means ``{}`` (02 §6.8 3)."""
+def tool_call_output(
+    call_id: str, name: str, arguments: object, *, empty_is_object: bool = True
+) -> ToolCallItem:
+    """A tool call; JSON-string arguments are parsed.
+
+    An empty string means ``{}`` (02 §6.8 item 3) unless ``empty_is_object`` is False (the
+    reference Responses mapping keeps it as ``{"raw": ""}``, pinned by a golden vector).
+    """
     if isinstance(arguments, str):
-        arguments = {} if not arguments.strip() else safe_json_parse(arguments)
+        arguments = {} if not arguments.strip() and empty_is_object else safe_json_parse(arguments)
     return ToolCallItem(id=call_id, name=name, input=json_object(arguments))
 
 

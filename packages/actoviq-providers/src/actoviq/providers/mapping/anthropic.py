@@ -392,12 +392,12 @@ class AnthropicStreamMapper:
             state["block"]["signature"] = delta.get("signature")
             return []
         if kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
+            # Only client tool_use blocks are tool calls (server/MCP tool blocks stay raw, keeping
+            # their start input), and an empty fragment is still a delta (golden vectors).
             partial = delta["partial_json"]
-            is_tool = block_type in ("tool_use", "server_tool_use", "mcp_tool_use")
+            is_tool = block_type == "tool_use"
             if is_tool:
                 state["args"] += partial
-            if not partial:
-                return []
             block = state["block"]
             return [
                 ToolCallDelta(

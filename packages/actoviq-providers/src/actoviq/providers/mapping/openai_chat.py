@@ -421,6 +421,8 @@ class ChatStreamMapper:
             output.append(refusal_output(self._refusal))
         for index in sorted(self._calls):
             entry = self._calls[index]
+            if not (entry["id"] or entry["name"] or entry["arguments"]):
+                continue  # a tool-call fragment that carried no data is not a call (item 4)
             output.append(
                 tool_call_output(entry["id"] or f"call_{index}", entry["name"], entry["arguments"])
             )

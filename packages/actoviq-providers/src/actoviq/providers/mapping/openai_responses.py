@@ -267,11 +267,13 @@ def _map_output_item(entry: object, options: MappingOptions) -> list[CanonicalIt
                 out.append(raw_output(options.provider_id, part_entry))
         return out
     if kind == "function_call":
+        arguments = item.get("arguments")
         return [
             tool_call_output(
                 str(item.get("call_id") or item.get("id") or ""),
                 str(item.get("name") or ""),
-                item.get("arguments") or "",
+                {} if arguments is None else arguments,
+                empty_is_object=False,  # golden: "" → {"raw": ""} (absent → {})
             )
         ]
     if kind == "reasoning":
