@@ -8,11 +8,9 @@ gracefully. Everything else (definition and registry errors) is a programming er
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
-import attrs
-
-from actoviq.core import ActoviqError, JsonObject
+from actoviq.core import ActoviqError, ToolExecutionError, ToolFailure, ToolFailureKind
 
 if TYPE_CHECKING:
     from actoviq.runtime.tools.policy import InterruptDecision
@@ -29,68 +27,7 @@ __all__ = [
     "format_failure",
 ]
 
-ToolFailureKind: TypeAlias = Literal[
-    "not_found", "validation", "denied", "timeout", "cancelled", "execution"
-]
-
-
-@attrs.frozen(kw_only=True, slots=True)
-class ToolFailure:
-    """Why one tool invocation did not produce an output.
-
-    ``retryable`` is diagnostic only; it never authorises a retry (ADR-010).
-    """
-
-    kind: ToolFailureKind
-    tool_name: str
-    call_id: str
-    message: str
-    retryable: bool = False
-    cause: BaseException | None = attrs.field(default=None, eq=False, repr=False)
-
-    def to_json(self) -> JsonObject:
-        """The ``tool.failed`` payload: camelCase, the cause as ``{type, message}`` only (S12)."""
-        data: JsonObject = {
-            "kind": self.kind,
-            "toolName": self.tool_name,
-            "callId": self.call_id,
-            "message": self.message,
-            "retryable": self.retryable,
-        }
-        if self.cause is not None:
-            data["cause"] = {"type": type(self.cause).__name__, "message": str(self.cause)}
-        return data
-
-
-class ToolExecutionError(ActoviqError):
-    """A tool invocation failed in an expected way; carries the :class:`ToolFailure`.
-
-    Example:
-        >>> failure = ToolFailure(kind="denied", tool_name="rm", call_id="c1", message="no")
-        >>> str(ToolExecutionError(failure))
-        'no'
-    """
-
-    default_code: ClassVar[str] = "TOOL_EXECUTION_ERROR"
-
-    def __init__(self, failure: ToolFailure) -> None:
-        super().__init__(
-            failure.message,
-            retryable=failure.retryable,
-            details={
-                "kind": failure.kind,
-                "toolName": failure.tool_name,
-                "callId": failure.call_id,
-            },
-        )
-        self.failure = failure
-        if failure.cause is not None:
-            self.__cause__ = failure.cause
-
-    @property
-    def kind(self) -> ToolFailureKind:
-        """The failure kind."""
-        return self.failure.kind
+# ToolFailure / ToolExecutionError live in actoviq.core (every layer catches them); re-exported.
 
 
 class ToolInterruptionRequiredError(ActoviqError):
