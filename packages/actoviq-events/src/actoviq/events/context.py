@@ -11,12 +11,12 @@ Example:
 from __future__ import annotations
 
 import os
-import uuid
+import time
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 import attrs
 
@@ -66,12 +66,18 @@ class Clock(Protocol):
         ...
 
 
+_UUID_VARIANT: Final = "89ab89ab89ab89ab"  # indexed by a random hex digit: RFC 4122 variant
+
+
 class RandomIdFactory:
     """Production ids: UUIDv4 event ids, random OpenTelemetry-sized trace and span ids."""
 
     def event_id(self) -> str:
-        """A random UUIDv4."""
-        return str(uuid.uuid4())
+        """A random UUIDv4 (122 random bits from ``os.urandom``, canonical lowercase text)."""
+        # Same distribution as ``str(uuid.uuid4())`` at a third of the cost: the version nibble
+        # is fixed to 4 and the variant nibble is mapped onto 8..b from a random hex digit.
+        h = os.urandom(16).hex()
+        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_UUID_VARIANT[int(h[16], 16)]}{h[17:20]}-{h[20:]}"
 
     def trace_id(self) -> str:
         """16 random bytes as hex (retried in the 2^-128 case of all zeros)."""
@@ -99,6 +105,8 @@ class SequentialIdFactory:
         ('00000000000000000000000000000001', '0000000000000001')
     """
 
+    __slots__ = ("_next_event", "_next_span", "_next_trace")
+
     def __init__(self, start: int = 1) -> None:
         self._next_event = start
         self._next_trace = start
@@ -107,7 +115,7 @@ class SequentialIdFactory:
     def event_id(self) -> str:
         """``00000000-0000-4000-8000-<counter>``: a valid UUIDv4 layout."""
         value = self._next_event
-        self._next_event += 1
+        self._next_event = value + 1
         return f"00000000-0000-4000-8000-{value:012x}"
 
     def trace_id(self) -> str:
@@ -124,11 +132,30 @@ class SequentialIdFactory:
 
 
 class SystemClock:
-    """The wall clock (UTC)."""
+    """The wall clock (UTC).
+
+    Besides :meth:`now` it offers :meth:`now_iso`, which the event sequencer uses when the
+    clock's ``now`` is not overridden: the same text as ``to_iso(clock.now())`` without building
+    a ``datetime`` (the date part is formatted once per second and cached).
+    """
+
+    __slots__ = ("_second",)
+
+    def __init__(self) -> None:
+        self._second: tuple[int, str] = (-1, "")
 
     def now(self) -> datetime:
         """``datetime.now(UTC)``."""
         return datetime.now(UTC)
+
+    def now_iso(self) -> str:
+        """The current time as ISO-8601 UTC with milliseconds and ``Z`` (like ``to_iso``)."""
+        seconds, nanos = divmod(time.time_ns(), 1_000_000_000)
+        cached = self._second  # one tuple read/write keeps this safe across threads
+        if cached[0] != seconds:
+            cached = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(seconds)))
+            self._second = cached
+        return f"{cached[1]}{nanos // 1_000_000:03d}Z"
 
 
 class ManualClock:

@@ -1,11 +1,20 @@
 """Processors → sinks: the ``EventDispatcher`` (spec 03 §5.3, §5.7, §8.4).
 
 Processors run sequentially and may rewrite or drop (return ``None``) an event; sinks are then
-written sequentially, in order, each awaited under its own timeout. In ``"isolate"`` mode (the
-default) a failing or hanging sink is reported through ``on_failure`` and :attr:`failures` and the
-next sinks still receive the event; a failing ordinary processor leaves the event unchanged. A
-*fail-closed* processor (the redaction processor) that fails drops the event instead: it is never
-delivered unredacted. In ``"raise"`` mode every failure propagates to the caller.
+written sequentially, in order, each under its own timeout. A sink ``write`` (or async
+processor) that completes without suspending costs no timer and no task: the timeout bounds the
+time a component spends suspended.
+
+Ownership: the delivered event and its ``data`` are shared by every sink and by the caller of
+``dispatch`` (``emit``), and nobody may mutate them. With the default processors the ``data`` is
+the redactor's fresh clone, which references nothing of the caller's payload, so the caller may
+go on mutating its own payload freely.
+
+In ``"isolate"`` mode (the default) a failing or hanging sink is reported through ``on_failure``
+and :attr:`failures` and the next sinks still receive the event; a failing ordinary processor
+leaves the event unchanged. A *fail-closed* processor (the redaction processor) that fails drops
+the event instead: it is never delivered unredacted. In ``"raise"`` mode every failure propagates
+to the caller.
 
 Example:
     >>> import asyncio
@@ -21,9 +30,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import types
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Final, Literal, Protocol, TypeVar, cast, runtime_checkable
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable
+from types import CoroutineType
+from typing import Any, Final, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 import attrs
 
@@ -62,7 +73,9 @@ class EventProcessor(Protocol):
     """Rewrites or drops events; runs before every sink.
 
     ``process`` may be sync or async; returning ``None`` drops the event. A processor may declare
-    ``fail_closed = True`` so a failure drops the event instead of passing it on unchanged.
+    ``fail_closed = True`` so a failure drops the event instead of passing it on unchanged, and
+    ``clones_data = True`` when the ``data`` of the events it returns is always a fresh structure
+    that shares no mutable container with its input (the redaction processor does).
     """
 
     @property
@@ -77,7 +90,13 @@ class EventProcessor(Protocol):
 
 @runtime_checkable
 class EventSink(Protocol):
-    """Receives processed events; must not mutate them (events are frozen, data is a clone)."""
+    """Receives processed events; must not mutate them (events are frozen, data is read-only).
+
+    A sink may also offer ``write_owned(event)`` (same contract as ``write``). The dispatcher
+    calls it instead of ``write`` when the event's ``data`` was produced by a ``clones_data``
+    processor and not replaced since, so it references nothing the emitting code holds: a sink
+    that keeps events (``InMemoryEventSink``) may then keep the data without copying it.
+    """
 
     @property
     def id(self) -> str:
@@ -122,6 +141,44 @@ class DeliveryFailure:
     timed_out: bool = False
     dropped: bool = False
     error: BaseException | None = attrs.field(default=None, repr=False, eq=False)
+
+
+_NOT_FRESH: Final = object()
+_WriteOwned = Callable[[RunEvent], "Awaitable[None] | None"]
+
+
+class _Done:
+    """The result of a component call that finished without suspending."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+
+@types.coroutine
+def _resume(coroutine: Coroutine[Any, Any, _T], pending: Any) -> Generator[Any, Any, _T]:
+    """Finish a coroutine already stepped to its first suspension, where it yielded ``pending``.
+
+    This is ``yield from`` entered mid-way: every value the coroutine yields goes up to the task,
+    and what the task sends or throws (a wake-up, a timeout's cancellation) goes back down.
+    """
+    while True:
+        try:
+            sent = yield pending
+        except GeneratorExit:
+            coroutine.close()
+            raise
+        except BaseException as error:
+            try:
+                pending = coroutine.throw(error)
+            except StopIteration as stop:
+                return cast(_T, stop.value)
+        else:
+            try:
+                pending = coroutine.send(sent)
+            except StopIteration as stop:
+                return cast(_T, stop.value)
 
 
 def default_processors(policy: RedactionPolicy | None = None) -> list[EventProcessor]:
@@ -172,6 +229,10 @@ class EventDispatcher:
     ) -> None:
         self._processors = tuple(processors)
         self._sinks = tuple(sinks)
+        self._sink_entries = tuple(
+            (sink, cast(_WriteOwned | None, getattr(sink, "write_owned", None)))
+            for sink in self._sinks
+        )
         _check_ids("processor", self._processors)
         _check_ids("sink", self._sinks)
         if failure_mode not in ("isolate", "raise"):
@@ -216,61 +277,90 @@ class EventDispatcher:
     async def dispatch(self, event: RunEvent) -> RunEvent | None:
         """Process and deliver one event; return what the sinks received (None if dropped).
 
+        The returned event (and what every sink received) is shared: treat its ``data`` as
+        read-only (see the module docstring on ownership).
+
         Raises:
             EventDispatcherClosedError: after :meth:`aclose`.
             Exception: in ``"raise"`` mode, the first processor or sink failure.
         """
         if self._closed:
             raise EventDispatcherClosedError("EventDispatcher is closed.")
-        current: RunEvent | None = event
+        current = event
+        fresh: object = _NOT_FRESH  # the data last produced by a cloning processor
         for processor in self._processors:
-            if current is None:
+            try:
+                outcome: object = processor.process(current)
+                if outcome.__class__ is not RunEvent and outcome is not None:
+                    step = self._step(outcome, processor.id)
+                    outcome = step.value if step.__class__ is _Done else await step
+            except Exception as error:
+                fail_closed = bool(getattr(processor, "fail_closed", False)) or isinstance(
+                    error, RedactionError
+                )
+                if self._mode == "raise":
+                    raise
+                self._report("processor", processor.id, current, error, dropped=fail_closed)
+                if fail_closed:
+                    return None
+                continue
+            if outcome is None:
                 return None
-            current = await self._run_processor(processor, current)
-        if current is None:
-            return None
-        for sink in self._sinks:
-            await self._write(sink, current)
+            if not isinstance(outcome, RunEvent):
+                error = EventValidationError(
+                    f'Event processor "{processor.id}" returned {type(outcome).__name__}, '
+                    "not a RunEvent or None."
+                )
+                fail_closed = bool(getattr(processor, "fail_closed", False))
+                if self._mode == "raise":
+                    raise error
+                self._report("processor", processor.id, current, error, dropped=fail_closed)
+                if fail_closed:
+                    return None
+                continue
+            current = outcome
+            if getattr(processor, "clones_data", False):
+                fresh = current.data
+        # The data is the pipeline's own when a cloning processor produced it and nothing
+        # replaced it since: sinks offering write_owned may then keep it without a copy.
+        owned = fresh is current.data
+        for sink, write_owned in self._sink_entries:
+            try:
+                result = (
+                    sink.write(current)
+                    if not owned or write_owned is None
+                    else (write_owned(current))
+                )
+                if result is not None:
+                    step = self._step(result, sink.id)
+                    if step.__class__ is not _Done:
+                        await step
+            except Exception as error:
+                if self._mode == "raise":
+                    raise
+                self._report("sink", sink.id, current, error)
         return current
 
-    async def _run_processor(self, processor: EventProcessor, event: RunEvent) -> RunEvent | None:
-        try:
-            outcome = processor.process(event)
-            result = cast(
-                object,
-                await self._bounded(outcome, processor.id)
-                if inspect.isawaitable(outcome)
-                else outcome,
-            )
-        except Exception as error:
-            fail_closed = bool(getattr(processor, "fail_closed", False)) or isinstance(
-                error, RedactionError
-            )
-            if self._mode == "raise":
-                raise
-            self._report("processor", processor.id, event, error, dropped=fail_closed)
-            return None if fail_closed else event
-        if result is not None and not isinstance(result, RunEvent):
-            error = EventValidationError(
-                f'Event processor "{processor.id}" returned {type(result).__name__}, '
-                "not a RunEvent or None."
-            )
-            fail_closed = bool(getattr(processor, "fail_closed", False))
-            if self._mode == "raise":
-                raise error
-            self._report("processor", processor.id, event, error, dropped=fail_closed)
-            return None if fail_closed else event
-        return result
+    def _step(self, outcome: object, component: str) -> Any:
+        """Start what a processor or sink returned: a :class:`_Done` or an awaitable to finish.
 
-    async def _write(self, sink: EventSink, event: RunEvent) -> None:
-        try:
-            result = sink.write(event)
-            if inspect.isawaitable(result):
-                await self._bounded(result, sink.id)
-        except Exception as error:
-            if self._mode == "raise":
-                raise
-            self._report("sink", sink.id, event, error)
+        A coroutine is first stepped synchronously: most sinks and processors finish without ever
+        suspending (an in-memory store, a buffer append), and then no timer is armed and nothing
+        is scheduled. If it suspends, the rest of it runs under the component's timeout, so the
+        timeout bounds the time the component spends suspended (synchronous work cannot be
+        interrupted by asyncio anyway). Other awaitables are awaited under the timeout; anything
+        else is the (synchronous) result itself.
+        """
+        if outcome.__class__ is CoroutineType:
+            coroutine = cast(Coroutine[Any, Any, object], outcome)
+            try:
+                pending = coroutine.send(None)
+            except StopIteration as stop:
+                return _Done(stop.value)
+            return self._bounded(_resume(coroutine, pending), component)
+        if inspect.isawaitable(outcome):
+            return self._bounded(cast(Awaitable[object], outcome), component)
+        return _Done(outcome)
 
     async def _bounded(self, awaitable: Awaitable[_T], component: str) -> _T:
         if self._sink_timeout is None:

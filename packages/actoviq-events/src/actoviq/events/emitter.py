@@ -28,7 +28,7 @@ from actoviq.events.context import (
     use_trace_context,
 )
 from actoviq.events.dispatcher import EventDispatcher
-from actoviq.events.envelope import SCHEMA_VERSION, RunEvent
+from actoviq.events.envelope import RunEvent, stamp_run_event
 from actoviq.events.errors import EventValidationError
 
 __all__ = ["EventData", "EventEmitter", "RunEventSequencer"]
@@ -52,7 +52,7 @@ class RunEventSequencer:
         EventValidationError: ``last_committed_sequence`` is not a non-negative safe integer.
     """
 
-    __slots__ = ("_clock", "_context", "_ids", "_sequence")
+    __slots__ = ("_clock", "_context", "_event_id", "_ids", "_now_iso", "_sequence")
 
     def __init__(
         self,
@@ -74,6 +74,17 @@ class RunEventSequencer:
         self._sequence = last_committed_sequence
         self._ids = ids if ids is not None else RandomIdFactory()
         self._clock = clock if clock is not None else SystemClock()
+        self._event_id = self._ids.event_id
+        # The system clock can format "now" without a datetime; a subclass overriding now() is
+        # honoured (its now() is called and formatted with to_iso).
+        clock_ = self._clock
+        self._now_iso = (
+            clock_.now_iso
+            if isinstance(clock_, SystemClock)
+            and type(clock_).now is SystemClock.now
+            and type(clock_).now_iso is SystemClock.now_iso
+            else None
+        )
 
     @property
     def context(self) -> TraceContext:
@@ -91,28 +102,35 @@ class RunEventSequencer:
         Raises:
             EventValidationError: ``type`` is blank ("Run event type must not be empty.").
         """
-        if type.__class__ is not str or not type.strip():
+        if type.__class__ is not str or not type or type.isspace():
             raise EventValidationError("Run event type must not be empty.")
+        event_id = self._event_id()
+        if timestamp is None:
+            now_iso = self._now_iso
+            timestamp = now_iso() if now_iso is not None else to_iso(self._clock.now())
         context = self._context
-        event = RunEvent(
-            schema_version=SCHEMA_VERSION,
-            event_id=self._ids.event_id(),
-            sequence=self._sequence + 1,
-            run_id=context.run_id,
-            parent_run_id=context.parent_run_id,
-            trace_id=context.trace_id,
-            span_id=context.span_id,
-            parent_span_id=context.parent_span_id,
-            type=type,
-            timestamp=timestamp if timestamp is not None else to_iso(self._clock.now()),
-            data=_as_json(data),
+        sequence = self._sequence + 1
+        event = stamp_run_event(
+            event_id,
+            sequence,
+            context.run_id,
+            context.parent_run_id,
+            context.trace_id,
+            context.span_id,
+            context.parent_span_id,
+            type,
+            timestamp,
+            _as_json(data),
         )
-        self._sequence += 1
+        self._sequence = sequence
         return event
 
 
 def _as_json(data: EventData) -> JsonValue:
-    if isinstance(data, Mapping) and type(data) is not dict:
+    kind = data.__class__
+    if kind is dict or kind is str or data is None or kind is list:
+        return cast(JsonValue, data)
+    if isinstance(data, Mapping):
         return cast(JsonValue, dict(data))
     return cast(JsonValue, data)
 

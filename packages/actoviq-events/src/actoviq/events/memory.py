@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from collections import deque
-from typing import cast
+from typing import Final, cast
 
 from actoviq.core import JsonObject, JsonValue
 from actoviq.events.envelope import RunEvent, run_event_to_json
@@ -14,10 +14,31 @@ from actoviq.events.errors import EventDispatcherClosedError, EventOrderError, E
 __all__ = ["InMemoryEventSink"]
 
 
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+
+
 def _copy(data: JsonValue) -> JsonValue:
-    """A deep copy; the JSON round-trip runs in C and is several times faster than deepcopy."""
-    if data is None or type(data) in (str, int, float, bool):
+    """A deep copy: direct for scalars and (two-level) dicts of scalars, else a JSON round-trip.
+
+    The JSON round-trip runs in C and is several times faster than ``copy.deepcopy``.
+    """
+    kind = data.__class__
+    if kind in _SCALARS:
         return data
+    if kind is dict:
+        copied: dict[str, JsonValue] = {}
+        for key, value in cast(dict[str, JsonValue], data).items():
+            value_kind = value.__class__
+            if value_kind in _SCALARS:
+                copied[key] = value
+            elif value_kind is dict and all(
+                entry.__class__ in _SCALARS for entry in cast(JsonObject, value).values()
+            ):
+                copied[key] = cast(JsonObject, value).copy()
+            else:
+                break
+        else:
+            return copied
     try:
         return cast(JsonValue, json.loads(json.dumps(data, allow_nan=False)))
     except (TypeError, ValueError):  # not strict JSON (no redaction processor ran)
@@ -25,7 +46,14 @@ def _copy(data: JsonValue) -> JsonValue:
 
 
 class InMemoryEventSink:
-    """Stores a deep copy of every event, in delivery order.
+    """Stores every event, in delivery order, isolated from the code that emitted it.
+
+    Ownership: :meth:`write` stores a deep copy of ``event.data``, so a caller that writes events
+    directly may reuse and mutate its payloads. Behind an :class:`EventDispatcher` the sink is
+    written through :meth:`write_owned` whenever the data is a fresh clone made by the redaction
+    processor (the default chain); that clone references nothing the emitter's caller holds, so
+    it is stored as delivered, without a second copy. Stored events are shared, read-only values
+    (the same object the dispatcher returned): do not mutate their ``data``.
 
     * an already-seen ``event_id`` is ignored silently (dedupe);
     * a run's sequence must be strictly greater than the last one stored for that run, else
@@ -65,8 +93,23 @@ class InMemoryEventSink:
         """
         self.store(event)
 
+    async def write_owned(self, event: RunEvent) -> None:
+        """Like :meth:`write`, but keep ``event`` as is: its data must be owned by the pipeline.
+
+        The dispatcher calls this only when a ``clones_data`` processor (redaction) produced the
+        data; see the class docstring.
+
+        Raises:
+            EventOrderError: the run's sequence did not increase.
+            EventDispatcherClosedError: the sink was closed.
+        """
+        self._store(event, copy_data=False)
+
     def store(self, event: RunEvent) -> bool:
         """The synchronous body of :meth:`write`; returns False for a duplicate."""
+        return self._store(event, copy_data=True)
+
+    def _store(self, event: RunEvent, *, copy_data: bool) -> bool:
         if self._closed:
             raise EventDispatcherClosedError(f'Event sink "{self.id}" is closed.')
         if event.event_id in self._seen:
@@ -79,7 +122,7 @@ class InMemoryEventSink:
             )
         if self._events.maxlen is not None and len(self._events) == self._events.maxlen:
             self._dropped += 1
-        self._events.append(event.with_data(_copy(event.data)))
+        self._events.append(event.with_data(_copy(event.data)) if copy_data else event)
         self._seen.add(event.event_id)
         order = self._seen_order
         if order is not None and order.maxlen is not None:

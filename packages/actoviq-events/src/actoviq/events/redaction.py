@@ -36,12 +36,14 @@ from actoviq.events.envelope import RunEvent
 from actoviq.events.errors import EventValidationError, RedactionError
 
 __all__ = [
+    "DEFAULT_KEY_CACHE_LIMIT",
     "DEFAULT_REPLACEMENT",
     "DEFAULT_SENSITIVE_KEY_PATTERNS",
     "REDACTION_PROCESSOR_ID",
     "RedactionPolicy",
     "RedactionProcessor",
     "Redactor",
+    "SensitiveKeyMatcher",
     "normalize_key",
     "redact_text",
     "redact_value",
@@ -75,7 +77,6 @@ Counters such as ``inputTokens`` or ``maxTokens`` do not match.
 _CAMEL_1 = re.compile(r"([a-z0-9])([A-Z])")
 _CAMEL_2 = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _SEPARATORS = re.compile(r"[-\s.]+")
-_KEY_CACHE_LIMIT = 8192
 
 
 def normalize_key(key: str) -> str:
@@ -173,45 +174,34 @@ _CIRCULAR: Final = "[Circular]"
 _EXIT: Final = object()
 
 
-class Redactor:
-    """The redaction engine; thread-safe and reusable. See the module docstring.
+class SensitiveKeyMatcher:
+    """Decides whether a key is sensitive under a policy, without caching (the reference).
+
+    :class:`Redactor` answers the same question through a bounded cache in front of this matcher.
 
     Example:
-        >>> Redactor(RedactionPolicy(additional_keys=("ssn",))).redact({"SSN": "123"})
-        {'SSN': '[REDACTED]'}
+        >>> SensitiveKeyMatcher(RedactionPolicy()).matches("X-API-Key")
+        True
     """
 
-    __slots__ = ("_extra_exact", "_extra_patterns", "_key_cache", "_key_re", "_policy", "_rules")
+    __slots__ = ("_extra_exact", "_extra_patterns", "_key_re")
 
-    def __init__(self, policy: RedactionPolicy | None = None) -> None:
-        self._policy = policy if policy is not None else RedactionPolicy()
-        patterns = list(DEFAULT_SENSITIVE_KEY_PATTERNS) if self._policy.default_keys else []
+    def __init__(self, policy: RedactionPolicy) -> None:
+        patterns = list(DEFAULT_SENSITIVE_KEY_PATTERNS) if policy.default_keys else []
         self._key_re = (
             re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None
         )
         self._extra_exact = frozenset(
-            key.lower() for key in self._policy.additional_keys if isinstance(key, str)
-        ) | frozenset(
-            normalize_key(key) for key in self._policy.additional_keys if isinstance(key, str)
-        )
+            key.lower() for key in policy.additional_keys if isinstance(key, str)
+        ) | frozenset(normalize_key(key) for key in policy.additional_keys if isinstance(key, str))
         self._extra_patterns = tuple(
-            key for key in self._policy.additional_keys if isinstance(key, re.Pattern)
+            key for key in policy.additional_keys if isinstance(key, re.Pattern)
         )
-        self._rules = _text_rules(self._policy.replacement)
-        self._key_cache: dict[str, bool] = {}
 
-    @property
-    def policy(self) -> RedactionPolicy:
-        """The policy this redactor applies."""
-        return self._policy
-
-    def is_sensitive_key(self, key: str) -> bool:
+    def matches(self, key: str) -> bool:
         """True when a value stored under ``key`` must be replaced."""
-        cached = self._key_cache.get(key)
-        if cached is not None:
-            return cached
         normalized = normalize_key(key)
-        result = (
+        return (
             (self._key_re is not None and self._key_re.fullmatch(normalized) is not None)
             or key.lower() in self._extra_exact
             or normalized in self._extra_exact
@@ -220,9 +210,71 @@ class Redactor:
                 for pattern in self._extra_patterns
             )
         )
-        if len(self._key_cache) >= _KEY_CACHE_LIMIT:
-            self._key_cache.clear()
-        self._key_cache[key] = result
+
+
+DEFAULT_KEY_CACHE_LIMIT: Final = 4096
+"""How many distinct key decisions a :class:`Redactor` remembers by default."""
+
+
+class Redactor:
+    """The redaction engine; thread-safe and reusable. See the module docstring.
+
+    Key decisions are cached per exact key string (event payload keys repeat constantly). The
+    cache is bounded: when it holds ``key_cache_limit`` keys it is emptied and refilled, so a
+    stream of ever-new keys costs memory proportional to the limit, never to the stream. A cached
+    decision is always the one :class:`SensitiveKeyMatcher` gives for the same key and policy.
+
+    Args:
+        policy: what to redact (default :class:`RedactionPolicy`).
+        key_cache_limit: the most key decisions kept (``0`` disables the cache).
+
+    Raises:
+        EventValidationError: ``key_cache_limit`` is negative or not an int.
+
+    Example:
+        >>> Redactor(RedactionPolicy(additional_keys=("ssn",))).redact({"SSN": "123"})
+        {'SSN': '[REDACTED]'}
+    """
+
+    __slots__ = ("_cache_limit", "_key_cache", "_matcher", "_policy", "_rules")
+
+    def __init__(
+        self,
+        policy: RedactionPolicy | None = None,
+        *,
+        key_cache_limit: int = DEFAULT_KEY_CACHE_LIMIT,
+    ) -> None:
+        if type(key_cache_limit) is not int or key_cache_limit < 0:
+            raise EventValidationError(
+                f"Redactor key_cache_limit must be a non-negative int, got {key_cache_limit!r}."
+            )
+        self._policy = policy if policy is not None else RedactionPolicy()
+        self._matcher = SensitiveKeyMatcher(self._policy)
+        self._rules = _text_rules(self._policy.replacement)
+        self._key_cache: dict[str, bool] = {}
+        self._cache_limit = key_cache_limit
+
+    @property
+    def policy(self) -> RedactionPolicy:
+        """The policy this redactor applies."""
+        return self._policy
+
+    @property
+    def key_cache_size(self) -> int:
+        """How many key decisions are cached right now (never more than the limit)."""
+        return len(self._key_cache)
+
+    def is_sensitive_key(self, key: str) -> bool:
+        """True when a value stored under ``key`` must be replaced."""
+        cached = self._key_cache.get(key)
+        if cached is not None:
+            return cached
+        result = self._matcher.matches(key)
+        if self._cache_limit:
+            cache = self._key_cache
+            if len(cache) >= self._cache_limit:
+                cache.clear()
+            cache[key] = result
         return result
 
     def redact_text(self, text: str) -> str:
@@ -239,6 +291,10 @@ class Redactor:
                 derived from it may be delivered.
         """
         try:
+            if value.__class__ is dict:
+                flat = self._flat(cast(dict[Any, Any], value), 2)
+                if flat is not None:
+                    return flat
             return self._walk(value)
         except RedactionError:
             raise
@@ -336,6 +392,51 @@ class Redactor:
                     stack.append((child, array, index, child_depth))
         return root[0]
 
+    def _flat(self, source: dict[Any, Any], levels: int) -> dict[str, JsonValue] | None:
+        """The common case without the general walk: a dict of str keys and plain scalars.
+
+        With ``levels`` 2, values may also be such dicts (one level down). Returns ``None`` as
+        soon as anything else shows up (non-str key, list, custom object, ``UNSET``, a float that
+        is not finite, deeper nesting); the caller then runs :meth:`_walk` from scratch, which
+        gives exactly the same result for the inputs this accepts.
+        """
+        policy = self._policy
+        if policy.max_depth < levels:
+            return None
+        scan = policy.scan_text
+        replacement = policy.replacement
+        cache = self._key_cache
+        out: dict[str, JsonValue] = {}
+        for key, child in source.items():
+            if key.__class__ is not str:
+                return None
+            sensitive = cache.get(key)
+            if sensitive is None:
+                sensitive = self.is_sensitive_key(key)
+            if sensitive:
+                if child is UNSET:
+                    return None
+                out[key] = replacement
+                continue
+            kind = child.__class__
+            if kind is str:
+                out[key] = self.redact_text(child) if scan else child
+            elif (
+                kind is int
+                or kind is bool
+                or child is None
+                or (kind is float and math.isfinite(child))
+            ):
+                out[key] = child
+            elif kind is dict and levels > 1:
+                nested = self._flat(child, 1)
+                if nested is None:
+                    return None
+                out[key] = nested
+            else:
+                return None
+        return out
+
     def _convert(self, source: object) -> tuple[Any, bool]:
         """Map a non-JSON object to a JSON scalar (``False``) or a walkable container (``True``)."""
         if source is UNSET:
@@ -382,10 +483,12 @@ class RedactionProcessor:
     """The event processor around a :class:`Redactor` (id ``sensitive-data-redaction``).
 
     Only ``event.data`` is processed; envelope fields are untouched. ``fail_closed`` tells the
-    dispatcher that a failure must drop the event, never deliver it unredacted.
+    dispatcher that a failure must drop the event, never deliver it unredacted; ``clones_data``
+    tells it that the new ``data`` is a fresh structure sharing nothing mutable with the input.
     """
 
     fail_closed: Final = True
+    clones_data: Final = True
 
     def __init__(
         self,
