@@ -148,7 +148,11 @@ class _ToolTurn:
             return None
         if action in (ResumeAction.REJECT, ResumeAction.COMMIT_OUTPUT, ResumeAction.COMMIT_FAILED):
             assert decision is not None
-            result = reconciliation_result(pending, decision, ex.parts.runner.error_formatter)
+            if action is ResumeAction.REJECT:
+                # reference 03 §1.18: the decision's reason verbatim (no formatter)
+                result = _rejection_result(pending, decision)
+            else:
+                result = reconciliation_result(pending, decision, ex.parts.runner.error_formatter)
             ex.pending[index] = _commit(pending, result)
             self._audit(pending, decision)
             await ex.save()
@@ -425,6 +429,20 @@ class _ToolTurn:
         ex.transcript.extend(results)
         ex.pending = []
         ex.interruptions = []
+
+
+def _rejection_result(pending: PendingTool, decision: InterruptionDecision) -> ToolResultItem:
+    """The ``denied`` result of a rejected approval, as the reference writes it (03 §1.18)."""
+    return ToolResultItem(
+        call_id=pending.call.id,
+        name=pending.call.name,
+        status="error",
+        output={
+            "kind": "denied",
+            "message": decision.reason or "Approval rejected.",
+            "retryable": False,
+        },
+    )
 
 
 def _commit(pending: PendingTool, result: ToolResultItem) -> PendingTool:
