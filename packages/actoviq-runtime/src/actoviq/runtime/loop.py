@@ -39,6 +39,7 @@ from actoviq.core import (
     ToolCallItem,
     Usage,
     UsageAccumulator,
+    empty_usage,
     iso_now,
     to_iso,
 )
@@ -46,6 +47,7 @@ from actoviq.events import RunEvent, RunEventSequencer, TraceContext, error_data
 from actoviq.providers import (
     ModelCallContext,
     ModelCallTimeoutError,
+    ModelProvider,
     ModelRequest,
     ModelResponse,
     ModelToolDefinition,
@@ -150,7 +152,8 @@ class RunExecution:
         self.input: list[CanonicalItem] = seed.input
         self.transcript: list[CanonicalItem] = list(state.transcript)
         self.generated: list[CanonicalItem] = list(state.generated_items)
-        self.usage = UsageAccumulator(state.usage)
+        usage = state.usage
+        self.usage = UsageAccumulator() if usage is empty_usage() else UsageAccumulator(usage)
         self.session_id = state.session_id
         self.tenant_id = state.tenant_id
         self.expected_revision = state.expected_session_revision
@@ -173,6 +176,7 @@ class RunExecution:
         self._terminal = False
         self._start_emitted = False
         self._last_response: ModelResponse | None = None
+        self._provider: tuple[object, ModelProvider] | None = None
         if seed.signal is not None:
             seed.signal.add_listener(self.abort)
         self.signal.add_listener(self._on_abort)
@@ -392,7 +396,10 @@ class RunExecution:
             lambda: original,
             input=original,
         )
-        prepared_items = _check_items(prepared, MiddlewareStage.PREPARE_INPUT, self.run_id)
+        if prepared is original:
+            prepared_items = list(original)
+        else:
+            prepared_items = _check_items(prepared, MiddlewareStage.PREPARE_INPUT, self.run_id)
         if self.session_id is not None:
             prepared_items = await self._load_session(prepared_items, fresh)
         if fresh:
@@ -405,7 +412,11 @@ class RunExecution:
 
     async def _start_transcript(self, prepared: list[CanonicalItem]) -> None:
         instructions = self.agent.instructions
-        if isinstance(instructions, str):
+        system = self.entry.system_item
+        if system is not None:
+            text = ""  # the cached system message of a static instruction
+            prepared = [system, *prepared]
+        elif isinstance(instructions, str):
             text = instructions
         else:
             value: Any = instructions(self.run_context)
@@ -633,10 +644,23 @@ class RunExecution:
             )
         return response
 
+    def _route(self, request: ModelRequest) -> ModelProvider:
+        """The provider that owns the request's model (routed once per run)."""
+        route = self._provider
+        model = request.model
+        if route is not None and route[0] is model:
+            return route[1]
+        provider = self.parts.models.provider_for(model)
+        self._provider = (model, provider)
+        return provider
+
     async def _call_model(self, request: ModelRequest) -> ModelResponse:
-        parts = self.parts
+        # The registry only routes here: the owning provider runs the one capability preflight
+        # (every ModelProvider preflights in generate/stream), instead of registry + provider.
+        provider = self._route(request)
         now = time.time() * 1000
         timeout_ms = self.limits.model_call_timeout_ms
+        deadline = now + timeout_ms
         context = ModelCallContext(
             run_id=self.run_id,
             trace_id=self.trace.trace_id,
@@ -644,21 +668,29 @@ class RunExecution:
             # Cancellation reaches the provider as task cancellation (the run task is cancelled
             # on abort); also passing the run signal races the provider stream's own abort path.
             signal=None,
-            deadline=min(self.deadline_ms, now + timeout_ms),
+            deadline=min(self.deadline_ms, deadline),
         )
+        if deadline >= self.deadline_ms:
+            # The run deadline comes first and its timer is already armed: no second timer.
+            return await self._provider_call(provider, request, context)
         try:
             async with asyncio.timeout(timeout_ms / 1000.0):
-                if not self.streaming:
-                    return await parts.models.generate(request, context)
-                prepared = await parts.models.prepare(request, streaming=True)
-                stream = prepared.provider.stream(prepared.request, context)
-                async with stream:
-                    async for event in stream:
-                        kind, data = stream_event_payload(event)
-                        await self.emit(kind, data)
-                    return await stream.final_response()
+                return await self._provider_call(provider, request, context)
         except TimeoutError as error:
             raise ModelCallTimeoutError() from error
+
+    async def _provider_call(
+        self, provider: ModelProvider, request: ModelRequest, context: ModelCallContext
+    ) -> ModelResponse:
+        if not self.streaming:
+            return await provider.generate(request, context)
+        stream = provider.stream(request, context)
+        emit = self.emit
+        async with stream:
+            async for event in stream:
+                kind, data = stream_event_payload(event)
+                await emit(kind, data)
+            return await stream.final_response()
 
     # -- finalization -----------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from actoviq.core import AgentSpec, ModelRefParts
+from actoviq.core import AgentSpec, ModelRefParts, RunLimits, TextItem
 from actoviq.events import Clock, EventDispatcher, IdFactory
 from actoviq.providers import ModelOutputSchema, ModelRegistry, ModelToolDefinition
 from actoviq.runtime.concurrency import RunGate, SessionLocks
@@ -41,7 +41,12 @@ class RuntimeParts:
 
 @attrs.define(kw_only=True, slots=True)
 class AgentEntry:
-    """A registered agent: its spec, digest, composed middleware and cached model tool list."""
+    """A registered agent: its spec, digest, composed middleware and cached per-agent values.
+
+    ``limits`` caches ``limits_base.merged(spec.limits)`` (valid while the runtime's
+    ``default_limits`` is still ``limits_base``); ``system_item`` is the system message of a static
+    string instruction (items are immutable, so every run can share it).
+    """
 
     spec: AgentSpec[Any, Any]
     digest: str
@@ -50,3 +55,6 @@ class AgentEntry:
     tool_order: tuple[str, ...] = ()
     tool_definitions: tuple[ModelToolDefinition, ...] | None = None
     output_schema: ModelOutputSchema | None = None
+    limits_base: RunLimits | None = None
+    limits: RunLimits | None = None
+    system_item: TextItem | None = None

@@ -94,10 +94,13 @@ AgentInput = str | CanonicalItem | Sequence[CanonicalItem]
 """What a run starts from: text (a user message), one canonical item, or a list of items."""
 
 
+_KNOWN_ITEMS: Final = (*ITEM_TYPES.values(), PreservedItem)
+
+
 def _normalize_input(value: object) -> list[CanonicalItem]:
     if isinstance(value, str):
         return [TextItem(role="user", text=value)]
-    known = (*ITEM_TYPES.values(), PreservedItem)
+    known = _KNOWN_ITEMS
     if isinstance(value, known):
         return [cast(CanonicalItem, value)]
     if isinstance(value, list | tuple):
@@ -264,12 +267,16 @@ class AgentRuntime:
             pipeline = self.middleware
         order = tuple(ref if isinstance(ref, str) else ref.id for ref in agent.tools)
         output = agent.output
+        instructions = agent.instructions
         return AgentEntry(
             spec=agent,
             digest=digest,
             pipeline=pipeline,
             tool_names=frozenset(order),
             tool_order=order,
+            system_item=TextItem(role="system", text=instructions)
+            if isinstance(instructions, str) and instructions
+            else None,
             output_schema=None
             if output is None
             else ModelOutputSchema(
@@ -358,7 +365,7 @@ class AgentRuntime:
     ) -> RunExecution:
         self._check_open()
         entry = self._entry(agent)
-        resolved = self.default_limits.merged(agent.limits, limits)
+        resolved = self._limits(entry, limits)
         run_id = run_id if run_id is not None else str(uuid.uuid4())
         if run_id in self._active:
             raise RunAlreadyActiveError(run_id)
@@ -396,6 +403,16 @@ class AgentRuntime:
             decisions=None,
         )
         return self._launch(entry, seed)
+
+    def _limits(self, entry: AgentEntry, limits: RunLimitsPatch | None) -> RunLimits:
+        """The run's limits; the agent's merge over the defaults is cached on its entry."""
+        base = self.default_limits
+        if entry.limits is None or entry.limits_base is not base:
+            entry.limits = base.merged(entry.spec.limits)
+            entry.limits_base = base
+        if limits is None:
+            return entry.limits
+        return entry.limits.merged(limits)
 
     def _launch(self, entry: AgentEntry, seed: RunSeed) -> RunExecution:
         buffer = (
@@ -557,7 +574,7 @@ class AgentRuntime:
         if parsed.run_id in self._active:
             raise RunAlreadyActiveError(parsed.run_id)
         by_id = self._check_decisions(parsed, decisions)
-        resolved = self.default_limits.merged(entry.spec.limits, limits)
+        resolved = self._limits(entry, limits)
         now = time.time() * 1000
         deadline_error = False
         if limits is not None and limits.run_deadline_ms is not None:
