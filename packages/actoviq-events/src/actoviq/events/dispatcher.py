@@ -352,7 +352,7 @@ class EventDispatcher:
         else is the (synchronous) result itself.
         """
         if outcome.__class__ is CoroutineType:
-            coroutine = cast(Coroutine[Any, Any, object], outcome)
+            coroutine: Coroutine[Any, Any, object] = outcome  # type: ignore[assignment]
             try:
                 pending = coroutine.send(None)
             except StopIteration as stop:

@@ -14,9 +14,10 @@ Example:
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Generator, Mapping
-from contextlib import contextmanager
-from typing import cast
+from contextlib import contextmanager, suppress
+from typing import Any, cast
 
 from actoviq.core import JsonValue, to_iso
 from actoviq.events.context import (
@@ -127,12 +128,10 @@ class RunEventSequencer:
 
 
 def _as_json(data: EventData) -> JsonValue:
-    kind = data.__class__
-    if kind is dict or kind is str or data is None or kind is list:
-        return cast(JsonValue, data)
-    if isinstance(data, Mapping):
-        return cast(JsonValue, dict(data))
-    return cast(JsonValue, data)
+    value: Any = data  # a JSON value or a mapping (payload TypedDicts are plain dicts)
+    if value.__class__ is not dict and isinstance(value, Mapping):
+        return dict(cast(Mapping[str, JsonValue], value))
+    return value
 
 
 class EventEmitter:
@@ -146,7 +145,7 @@ class EventEmitter:
         >>> # await emitter.emit("run.started", RunStartedData(agentId="a"))
     """
 
-    __slots__ = ("_dispatcher", "_lock", "_sequencer")
+    __slots__ = ("_busy", "_dispatcher", "_sequencer", "_waiters")
 
     def __init__(
         self,
@@ -159,7 +158,9 @@ class EventEmitter:
     ) -> None:
         self._sequencer = RunEventSequencer(context, last_committed_sequence, ids=ids, clock=clock)
         self._dispatcher = dispatcher
-        self._lock = asyncio.Lock()
+        # A FIFO mutex: uncontended, taking it costs one attribute write and no coroutine.
+        self._busy = False
+        self._waiters: deque[asyncio.Future[None]] = deque()
 
     @property
     def context(self) -> TraceContext:
@@ -182,10 +183,40 @@ class EventEmitter:
         return self._sequencer.last_sequence
 
     async def emit(self, type: str, data: EventData = None) -> RunEvent | None:
-        """Stamp and dispatch one event; return what the sinks received (None if dropped)."""
-        async with self._lock:
-            event = self._sequencer.next(type, data)
-            return await self._dispatcher.dispatch(event)
+        """Stamp and dispatch one event; return what the sinks received (None if dropped).
+
+        Concurrent calls are served one at a time, first come first served.
+        """
+        if self._busy:
+            await self._wait_turn()
+        else:
+            self._busy = True
+        try:
+            return await self._dispatcher.dispatch(self._sequencer.next(type, data))
+        finally:
+            self._pass_turn()
+
+    async def _wait_turn(self) -> None:
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self._pass_turn()  # handed the turn, but leaving (cancelled): hand it on
+            else:
+                with suppress(ValueError):  # already skipped by _pass_turn
+                    self._waiters.remove(waiter)
+            raise
+
+    def _pass_turn(self) -> None:
+        waiters = self._waiters
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)  # the turn moves to this waiter; _busy stays True
+                return
+        self._busy = False
 
     @contextmanager
     def activate(self) -> Generator[TraceContext]:

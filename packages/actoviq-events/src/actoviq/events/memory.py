@@ -62,8 +62,10 @@ class InMemoryEventSink:
     Args:
         id: the sink id (default ``"memory"``).
         max_events: keep at most this many events (oldest dropped; ``None`` = unbounded). Per-run
-            ordering still covers dropped events; dedupe then remembers the last
-            ``max(2 * max_events, 8192)`` event ids, so memory stays bounded.
+            ordering still covers dropped events. To keep memory bounded, a bounded sink's dedupe
+            remembers the last ``window = max(2 * max_events, 8192)`` event ids and its ordering
+            check the last sequence of the ``window`` most recently written runs (a run idle
+            while ``window`` other runs were written is forgotten).
 
     Example:
         >>> sink = InMemoryEventSink()
@@ -76,10 +78,11 @@ class InMemoryEventSink:
             raise EventValidationError("InMemoryEventSink max_events must be positive.")
         self.id = id
         self._events: deque[RunEvent] = deque(maxlen=max_events)
+        self._max_events = max_events
         self._seen: set[str] = set()
-        self._seen_order: deque[str] | None = (
-            deque() if max_events is None else deque(maxlen=max(2 * max_events, 8192))
-        )
+        # Bounded mode only: the ids in arrival order (dedupe window) and the run-table bound.
+        self._window: deque[str] | None = None if max_events is None else deque()
+        self._window_size = 0 if max_events is None else max(2 * max_events, 8192)
         self._last_sequence: dict[str, int] = {}
         self._dropped = 0
         self._closed = False
@@ -93,11 +96,11 @@ class InMemoryEventSink:
         """
         self.store(event)
 
-    async def write_owned(self, event: RunEvent) -> None:
+    def write_owned(self, event: RunEvent) -> None:
         """Like :meth:`write`, but keep ``event`` as is: its data must be owned by the pipeline.
 
         The dispatcher calls this only when a ``clones_data`` processor (redaction) produced the
-        data; see the class docstring.
+        data; see the class docstring. Synchronous, so the dispatcher awaits nothing.
 
         Raises:
             EventOrderError: the run's sequence did not increase.
@@ -112,24 +115,36 @@ class InMemoryEventSink:
     def _store(self, event: RunEvent, *, copy_data: bool) -> bool:
         if self._closed:
             raise EventDispatcherClosedError(f'Event sink "{self.id}" is closed.')
-        if event.event_id in self._seen:
+        event_id = event.event_id
+        seen = self._seen
+        if event_id in seen:
             return False
-        last = self._last_sequence.get(event.run_id)
-        if last is not None and event.sequence <= last:
+        run_id = event.run_id
+        sequence = event.sequence
+        runs = self._last_sequence
+        last = runs.get(run_id)
+        if last is not None and sequence <= last:
             raise EventOrderError(
-                f"Run {event.run_id} event sequence {event.sequence} is not greater than {last}.",
-                details={"runId": event.run_id, "sequence": event.sequence, "last": last},
+                f"Run {run_id} event sequence {sequence} is not greater than {last}.",
+                details={"runId": run_id, "sequence": sequence, "last": last},
             )
-        if self._events.maxlen is not None and len(self._events) == self._events.maxlen:
+        events = self._events
+        if len(events) == self._max_events:
             self._dropped += 1
-        self._events.append(event.with_data(_copy(event.data)) if copy_data else event)
-        self._seen.add(event.event_id)
-        order = self._seen_order
-        if order is not None and order.maxlen is not None:
-            if len(order) == order.maxlen:
-                self._seen.discard(order[0])
-            order.append(event.event_id)
-        self._last_sequence[event.run_id] = event.sequence
+        events.append(event.with_data(_copy(event.data)) if copy_data else event)
+        seen.add(event_id)
+        window = self._window
+        if window is None:
+            runs[run_id] = sequence
+            return True
+        if len(window) == self._window_size:
+            seen.discard(window.popleft())
+        window.append(event_id)
+        if last is not None:
+            del runs[run_id]  # re-inserted below: the table stays in least-recently-written order
+        elif len(runs) == self._window_size:
+            del runs[next(iter(runs))]
+        runs[run_id] = sequence
         return True
 
     @property
@@ -162,8 +177,8 @@ class InMemoryEventSink:
         """Forget everything (including dedupe and ordering state)."""
         self._events.clear()
         self._seen.clear()
-        if self._seen_order is not None:
-            self._seen_order.clear()
+        if self._window is not None:
+            self._window.clear()
         self._last_sequence.clear()
         self._dropped = 0
 

@@ -25,7 +25,7 @@ import dataclasses
 import enum
 import math
 import re
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from datetime import date, datetime, time
 from typing import Any, Final, cast
 
@@ -127,6 +127,21 @@ def _text_rules(replacement: str) -> tuple[tuple[re.Pattern[str], str], ...]:
             rf"\1{fill}@",
         ),
     )
+
+
+def _text_probe(
+    rules: tuple[tuple[re.Pattern[str], str], ...],
+) -> Callable[[str], re.Match[str] | None]:
+    """One search that finds a match iff at least one rule matches somewhere in the text.
+
+    Most strings hold no secret; one combined pass over them replaces one ``sub`` per rule. Each
+    rule keeps its own case sensitivity through a scoped ``(?i:...)`` group.
+    """
+    parts = [
+        f"(?i:{pattern.pattern})" if pattern.flags & re.IGNORECASE else f"(?:{pattern.pattern})"
+        for pattern, _ in rules
+    ]
+    return re.compile("|".join(parts)).search
 
 
 def _check_depth(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -236,7 +251,7 @@ class Redactor:
         {'SSN': '[REDACTED]'}
     """
 
-    __slots__ = ("_cache_limit", "_key_cache", "_matcher", "_policy", "_rules")
+    __slots__ = ("_cache_limit", "_key_cache", "_matcher", "_policy", "_rules", "_text_probe")
 
     def __init__(
         self,
@@ -251,6 +266,7 @@ class Redactor:
         self._policy = policy if policy is not None else RedactionPolicy()
         self._matcher = SensitiveKeyMatcher(self._policy)
         self._rules = _text_rules(self._policy.replacement)
+        self._text_probe = _text_probe(self._rules)
         self._key_cache: dict[str, bool] = {}
         self._cache_limit = key_cache_limit
 
@@ -279,6 +295,8 @@ class Redactor:
 
     def redact_text(self, text: str) -> str:
         """Replace secret shapes inside free text (always, regardless of ``scan_text``)."""
+        if self._text_probe(text) is None:
+            return text  # no rule matches anywhere, so every substitution would be a no-op
         for pattern, substitute in self._rules:
             text = pattern.sub(substitute, text)
         return text
@@ -292,7 +310,7 @@ class Redactor:
         """
         try:
             if value.__class__ is dict:
-                flat = self._flat(cast(dict[Any, Any], value), 2)
+                flat = self._flat(value, 2)  # type: ignore[arg-type]
                 if flat is not None:
                     return flat
             return self._walk(value)
