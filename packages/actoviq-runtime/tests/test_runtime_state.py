@@ -20,7 +20,7 @@ from actoviq.runtime import (
     SerializedRunState,
 )
 
-GOLDEN = Path("/work/shared/golden/run-events.json")
+GOLDEN = Path(__file__).resolve().parents[3].parent / "shared" / "golden" / "run-events.json"
 
 
 def _golden_v1_state() -> dict[str, Any]:
