@@ -39,12 +39,14 @@ from actoviq.providers.legacy.shapes import (
     legacy_usage_to_core,
 )
 from actoviq.providers.mapping._common import (
+    ANTHROPIC_EFFORTS,
     MappingOptions,
     as_dict,
     attach_structured_output,
     dumps_js,
     finish_reason,
     json_value,
+    normalize_effort,
     raw_output,
     refusal_output,
     stringify_tool_value,
@@ -81,12 +83,15 @@ __all__ = [
 DEFAULT_MAX_TOKENS: Final = 4096
 LEGACY_FINAL_EVENT: Final = "__legacy_final"
 """The synthetic event carrying ``final_message()`` after the legacy iterator ends."""
-_EFFORT: Final[dict[str, str]] = {"none": "low", "minimal": "low", "xhigh": "high"}
 
 
 def normalize_legacy_effort(effort: str) -> str:
-    """``none``/``minimal`` → ``low``, ``xhigh`` → ``high``; ``low``..``max`` pass through."""
-    return _EFFORT.get(effort, effort)
+    """``none``/``minimal`` → ``low``, ``xhigh`` → ``high``; ``low``..``max`` pass through.
+
+    The same rule as every adapter (:func:`~actoviq.providers.mapping._common.normalize_effort`)
+    over the legacy (Anthropic) effort set.
+    """
+    return normalize_effort(effort, ANTHROPIC_EFFORTS)
 
 
 def _image_source(item: ImageItem) -> dict[str, Any]:

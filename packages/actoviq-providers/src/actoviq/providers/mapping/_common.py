@@ -37,6 +37,7 @@ __all__ = [
     "json_object",
     "json_value",
     "merge_provider_options",
+    "normalize_effort",
     "raw_output",
     "refusal_output",
     "safe_json_parse",
@@ -271,6 +272,35 @@ _ITEM_CAPABILITY: Final[dict[str, str]] = {
     "document": "input.document",
     "image": "input.image",
 }
+
+
+EFFORT_ORDER: Final = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+"""Canonical reasoning efforts, weakest first."""
+OPENAI_EFFORTS: Final = frozenset({"none", "minimal", "low", "medium", "high", "xhigh"})
+"""What Responses ``reasoning.effort`` and Chat ``reasoning_effort`` accept."""
+ANTHROPIC_EFFORTS: Final = frozenset({"low", "medium", "high", "max"})
+"""What Anthropic ``output_config.effort`` (and the legacy ``effort``) accept."""
+
+
+def normalize_effort(effort: str, supported: frozenset[str]) -> str:
+    """Map a canonical effort to one the API accepts, by one rule for every adapter.
+
+    02 §6.8 item 10: a supported effort passes through; any other becomes the strongest
+    supported effort not above it, or the weakest supported one when none is below it.
+
+    So OpenAI (Responses and Chat) send ``max`` as ``xhigh``; Anthropic and legacy send ``none`` /
+    ``minimal`` as ``low`` and ``xhigh`` as ``high``.
+
+    Example:
+        >>> normalize_effort("max", OPENAI_EFFORTS), normalize_effort("minimal", ANTHROPIC_EFFORTS)
+        ('xhigh', 'low')
+    """
+    if effort in supported or effort not in EFFORT_ORDER:
+        return effort
+    below = [e for e in EFFORT_ORDER[: EFFORT_ORDER.index(effort)] if e in supported]
+    if below:
+        return below[-1]
+    return next(e for e in EFFORT_ORDER if e in supported)
 
 
 def merge_provider_options(

@@ -32,6 +32,7 @@ from actoviq.core import (
     Usage,
 )
 from actoviq.providers.mapping._common import (
+    ANTHROPIC_EFFORTS,
     MappingOptions,
     as_dict,
     attach_structured_output,
@@ -40,6 +41,7 @@ from actoviq.providers.mapping._common import (
     finish_reason,
     json_value,
     merge_provider_options,
+    normalize_effort,
     raw_output,
     refusal_output,
     stream_error,
@@ -116,6 +118,8 @@ def map_message(item: CanonicalItem, options: MappingOptions, model: str) -> dic
             }
         case DocumentItem():
             block = {"type": "document", "source": _source(item.source, "application/pdf")}
+            if item.name is not None:
+                block["title"] = item.name  # 02 §6.8 item 8
             return {"role": "user", "content": [block]}
         case ToolCallItem():
             block = {"type": "tool_use", "id": item.id, "name": item.name, "input": item.input}
@@ -159,6 +163,15 @@ def _tool_choice(request: ModelRequest) -> dict[str, Any] | None:
     return compact(type=kind, disable_parallel_tool_use=disable)
 
 
+def _metadata(request: ModelRequest) -> dict[str, Any] | None:
+    """Only a string ``metadata.user_id``: the one key Anthropic accepts (02 §6.8 item 6).
+
+    Other keys are not forwarded; use ``provider_options`` for anything else the API adds.
+    """
+    user_id = (request.metadata or {}).get("user_id")
+    return {"user_id": user_id} if isinstance(user_id, str) else None
+
+
 def build_request_body(
     request: ModelRequest, model_id: str, options: MappingOptions, *, stream: bool = False
 ) -> dict[str, Any]:
@@ -170,6 +183,9 @@ def build_request_body(
         map_message(item, options, model_id)
         for item in request.input
         if not (isinstance(item, TextItem) and item.role == "system")
+        # A non-object opaque would become an unsigned thinking block, which the API rejects:
+        # such reasoning is dropped (02 §6.8 item 10).
+        and not (isinstance(item, ReasoningItem) and not isinstance(item.opaque, dict))
     ]
     system: Any = "\n\n".join(system_texts) if system_texts else None
     if request.prompt_cache_key:
@@ -202,7 +218,7 @@ def build_request_body(
     effort = reasoning.effort if reasoning is not None else None
     if schema is not None or effort is not None:
         output_config = compact(
-            effort=effort,
+            effort=normalize_effort(effort, ANTHROPIC_EFFORTS) if effort is not None else None,
             format={"type": "json_schema", "schema": schema.schema} if schema else None,
         )
     thinking = None
@@ -219,7 +235,7 @@ def build_request_body(
         tool_choice=_tool_choice(request),
         output_config=output_config,
         thinking=thinking,
-        metadata=request.metadata,
+        metadata=_metadata(request),
     )
     body["stream"] = stream
     return merge_provider_options(request, options.provider_id, RESERVED_KEYS, body)

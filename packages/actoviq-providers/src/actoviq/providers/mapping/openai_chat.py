@@ -17,7 +17,9 @@ from actoviq.core import (
     UNSET,
     Base64Source,
     CanonicalItem,
+    DocumentItem,
     ErrorItem,
+    FileSource,
     ImageItem,
     ProviderResponseError,
     RawItem,
@@ -30,6 +32,7 @@ from actoviq.core import (
     UrlSource,
 )
 from actoviq.providers.mapping._common import (
+    OPENAI_EFFORTS,
     MappingOptions,
     as_dict,
     attach_structured_output,
@@ -38,6 +41,7 @@ from actoviq.providers.mapping._common import (
     finish_reason,
     json_value,
     merge_provider_options,
+    normalize_effort,
     raw_output,
     refusal_output,
     stringify_tool_value,
@@ -82,7 +86,23 @@ RESERVED_KEYS: Final = frozenset(
         "stream_options",
     ]
 )
-_EFFORT: Final = {"max": "high"}
+
+
+def _file_part(item: DocumentItem, options: MappingOptions, model: str) -> dict[str, Any]:
+    """A document as a Chat ``file`` part (02 §6.8 item 8); Chat has no file URLs."""
+    if item.role == "assistant":
+        raise unsupported(item, options.provider_id, model, "Documents must be user input.")
+    source = item.source
+    if isinstance(source, FileSource):
+        file: dict[str, Any] = {"file_id": source.file_id}
+    elif isinstance(source, Base64Source):
+        media = source.media_type or item.media_type or "application/pdf"
+        file = {"file_data": f"data:{media};base64,{source.data}"}
+    else:
+        raise unsupported(item, options.provider_id, model, "Chat has no document URL input.")
+    if item.name is not None or "file_data" in file:
+        file["filename"] = item.name or "document"
+    return {"type": "file", "file": file}
 
 
 def build_messages(
@@ -111,6 +131,8 @@ def build_messages(
                     )
                 part = {"type": "image_url", "image_url": compact(url=url, detail=item.detail)}
                 messages.append({"role": "user", "content": [part]})
+            case DocumentItem():
+                messages.append({"role": "user", "content": [_file_part(item, options, model)]})
             case ToolCallItem():
                 call = {
                     "id": item.id,
@@ -203,7 +225,7 @@ def build_request_body(
         tool_choice=tool_choice,
         parallel_tool_calls=request.parallel_tool_calls,
         response_format=response_format,
-        reasoning_effort=_EFFORT.get(effort, effort) if effort is not None else None,
+        reasoning_effort=normalize_effort(effort, OPENAI_EFFORTS) if effort is not None else None,
         max_completion_tokens=request.max_output_tokens,
         temperature=request.temperature,
         stop=list(request.stop_sequences) if request.stop_sequences is not None else None,

@@ -32,6 +32,7 @@ from actoviq.core import (
 )
 from actoviq.providers.errors import InvalidModelRequestError
 from actoviq.providers.mapping._common import (
+    OPENAI_EFFORTS,
     MappingOptions,
     as_dict,
     attach_structured_output,
@@ -40,6 +41,7 @@ from actoviq.providers.mapping._common import (
     finish_reason,
     json_value,
     merge_provider_options,
+    normalize_effort,
     raw_output,
     refusal_output,
     stream_error,
@@ -82,7 +84,9 @@ RESERVED_KEYS: Final = frozenset(
         "stream",
     ]
 )
-_EFFORT: Final = {"max": "xhigh"}
+
+
+ENCRYPTED_REASONING: Final = "reasoning.encrypted_content"
 
 
 def _message(role: str, part: dict[str, Any]) -> dict[str, Any]:
@@ -224,7 +228,7 @@ def build_request_body(
         effort = request.reasoning.effort
         summary = request.reasoning.summary
         reasoning = compact(
-            effort=_EFFORT.get(effort, effort) if effort is not None else None,
+            effort=normalize_effort(effort, OPENAI_EFFORTS) if effort is not None else None,
             summary=None if summary == "none" else summary,
         )
     body = compact(
@@ -241,7 +245,16 @@ def build_request_body(
         metadata=request.metadata,
     )
     body["stream"] = stream
-    return merge_provider_options(request, options.provider_id, RESERVED_KEYS, body)
+    merged = merge_provider_options(request, options.provider_id, RESERVED_KEYS, body)
+    if merged.get("store") is False:
+        # Without server-side storage, reasoning can only round-trip as encrypted content
+        # (02 §6.8 item 10); keep any include entries the caller set.
+        include = merged.get("include")
+        entries = list(cast(list[Any], include)) if isinstance(include, list) else []
+        if ENCRYPTED_REASONING not in entries:
+            entries.append(ENCRYPTED_REASONING)
+        merged["include"] = entries
+    return merged
 
 
 def _map_output_item(entry: object, options: MappingOptions) -> list[CanonicalItem]:
