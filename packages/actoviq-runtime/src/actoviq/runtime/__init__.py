@@ -31,6 +31,7 @@ from actoviq.runtime.handle import (
     BufferPolicy,
     RunHandle,
 )
+from actoviq.runtime.handoff import HandoffRequest, HandoffRequestError
 from actoviq.runtime.middleware import (
     MIDDLEWARE_STAGE_ORDER,
     MiddlewareConfigurationError,
@@ -217,6 +218,8 @@ __all__ = [
     "DurableChildRow",
     "DurableChildStore",
     "FrozenJson",
+    "HandoffRequest",
+    "HandoffRequestError",
     "InMemoryArtifactMetadataStore",
     "InMemoryCheckpointStore",
     "InMemoryDurableChildStore",

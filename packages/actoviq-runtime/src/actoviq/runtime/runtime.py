@@ -64,10 +64,12 @@ from actoviq.runtime.errors import (
     InterruptionDecisionError,
     RunAlreadyActiveError,
     RunCancelledError,
+    RunStateError,
     RuntimeClosedError,
     RuntimeConfigurationError,
 )
 from actoviq.runtime.handle import BufferPolicy, EventBuffer, RunHandle
+from actoviq.runtime.handoff import HandoffRequest, prepare_handoff
 from actoviq.runtime.loop import RunExecution, RunSeed
 from actoviq.runtime.middleware import MiddlewareDefinition, MiddlewarePipeline, MiddlewareRegistry
 from actoviq.runtime.parts import AgentEntry, RuntimeParts
@@ -556,6 +558,8 @@ class AgentRuntime:
         """
         self._check_open()
         parsed = SerializedRunState.from_json(state)
+        if not parsed.agent_config_digest.strip():
+            raise RunStateError(f'Serialized run state "{parsed.run_id}" has no agentConfigDigest.')
         entry = self._agents.get(parsed.agent_id)
         if entry is None:
             raise RunError(
@@ -638,6 +642,17 @@ class AgentRuntime:
                 f"No open interruption matches decision(s) {', '.join(unknown)}."
             )
         return by_id
+
+    async def before_handoff(self, request: HandoffRequest) -> list[CanonicalItem]:
+        """The explicit handoff lifecycle (03 §1.21): validate, run ``beforeHandoff``.
+
+        Returns the child run's input (middleware may rewrite it; it must stay canonical).
+
+        Raises:
+            RuntimeClosedError / HandoffRequestError / MiddlewareInvariantViolationError: see
+                :func:`actoviq.runtime.handoff.prepare_handoff`; an aborted signal's reason.
+        """
+        return await prepare_handoff(self, request)
 
     def run_sync(
         self, agent: AgentSpec[Any, Any], input: AgentInput, **options: Any
