@@ -61,7 +61,9 @@ def provider_message(body: object) -> str | None:
 def map_sdk_error(error: BaseException, errors: SDKErrors, provider_id: str) -> BaseException:
     """An SDK exception as our typed error (the original is kept as ``__cause__``)."""
     if isinstance(error, errors.APITimeoutError):
-        timeout = ModelCallTimeoutError(f"Provider {provider_id} request timed out.")
+        timeout = ModelCallTimeoutError(
+            f"Provider {provider_id} request timed out.", retryable=True
+        )
         timeout.__cause__ = error
         return timeout
     if isinstance(error, errors.APIStatusError):
@@ -138,6 +140,20 @@ class SDKModelProvider(BaseModelProvider):
     """An adapter that sends pure-built bodies through an official SDK client."""
 
     _label = "SDK"
+    # HTTP-layer errors the SDK lets through unwrapped (e.g. a read failing mid-stream); the
+    # adapter modules set this to their HTTP library's base transport error.
+    _transport_errors: tuple[type[BaseException], ...] = ()
+
+    def _map_error(self, error: Exception) -> BaseException:
+        mapped = map_sdk_error(error, self._errors, self.id)
+        if mapped is error and isinstance(error, self._transport_errors):
+            return ProviderTransportError(
+                f"Provider {self.id} transport failed: {type(error).__name__}.",
+                provider_id=self.id,
+                retryable=True,
+                cause=error,
+            )
+        return mapped
 
     def __init__(
         self,
@@ -199,7 +215,7 @@ class SDKModelProvider(BaseModelProvider):
                 context.signal,
             )
         except Exception as error:
-            mapped = map_sdk_error(error, self._errors, self.id)
+            mapped = self._map_error(error)
             if mapped is error:
                 raise
             raise mapped from error
@@ -218,7 +234,7 @@ class SDKModelProvider(BaseModelProvider):
                 context.signal,
             )
         except Exception as error:
-            mapped = map_sdk_error(error, self._errors, self.id)
+            mapped = self._map_error(error)
             if mapped is error:
                 raise
             raise mapped from error
@@ -229,7 +245,7 @@ class SDKModelProvider(BaseModelProvider):
             async for event in sdk_stream:
                 yield event
         except Exception as error:
-            mapped = map_sdk_error(error, self._errors, self.id)
+            mapped = self._map_error(error)
             if mapped is error:
                 raise
             raise mapped from error

@@ -54,8 +54,12 @@ class ModelCallTimeoutError(ModelCallAbortedError):
 
     default_code: ClassVar[str] = "MODEL_CALL_TIMEOUT"
 
-    def __init__(self, message: str = "Model call deadline exceeded.") -> None:
+    def __init__(
+        self, message: str = "Model call deadline exceeded.", *, retryable: bool = False
+    ) -> None:
         super().__init__(message)
+        # A provider's HTTP timeout is worth retrying; the call's own deadline passing is not.
+        self.retryable = retryable
 
 
 class StreamConsumedError(ActoviqError, RuntimeError):

@@ -42,6 +42,8 @@ class AnthropicProvider(SDKModelProvider):
             emit_provider_events: as for the OpenAI adapters.
     """
 
+    _transport_errors = (httpx2.TransportError,)
+
     def __init__(
         self,
         *,

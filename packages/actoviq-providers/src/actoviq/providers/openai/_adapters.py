@@ -31,6 +31,7 @@ __all__ = ["OpenAIChatProvider", "OpenAIResponsesProvider"]
 
 class _OpenAIProvider(SDKModelProvider):
     _path = ""
+    _transport_errors = (httpx2.TransportError,)
 
     def __init__(
         self,
