@@ -145,3 +145,47 @@ async def test_state_saves_precede_their_events() -> None:
     # the completed save precedes run.completed
     completed = next(seen for status, _, seen in saves if status == "completed")
     assert completed == position("run.completed")
+
+
+async def test_close_aggregates_sink_and_service_close_failures() -> None:
+    """§7.3 row 43: a failing sink close and a failing service close end up in one group."""
+    from actoviq.runtime import RuntimeServices, ServiceDefinition
+
+    class FailingSink:
+        @property
+        def id(self) -> str:
+            return "failing-sink"
+
+        def write(self, event: Any) -> None:
+            return None
+
+        async def aclose(self) -> None:
+            raise OSError("sink close failed")
+
+    class FailingService:
+        async def close(self) -> None:
+            raise RuntimeError("service close failed")
+
+    services = RuntimeServices({"memory": ServiceDefinition(factory=FailingService)})
+    runtime = AgentRuntime(
+        models=ModelRegistry([ScriptedProvider(["hi"])]),
+        services=services,
+        event_sinks=[FailingSink()],
+    )
+    await services.resolve("memory")
+    with pytest.raises(ExceptionGroup) as info:
+        await runtime.close()
+    assert info.value.message == "AgentRuntime close failed."
+    messages = sorted(str(error) for error in _leaves(info.value))
+    assert messages == ["service close failed", "sink close failed"]
+    await runtime.close()  # idempotent
+
+
+def _leaves(group: BaseExceptionGroup[Any]) -> list[BaseException]:
+    leaves: list[BaseException] = []
+    for error in group.exceptions:
+        if isinstance(error, BaseExceptionGroup):
+            leaves.extend(_leaves(cast(BaseExceptionGroup[Any], error)))
+        else:
+            leaves.append(error)
+    return leaves
