@@ -228,6 +228,11 @@ class EventDispatcher:
         message_redactor: Redactor | None = None,
     ) -> None:
         self._processors = tuple(processors)
+        # ``clones_data`` is a declared class constant, read once.
+        self._processor_entries = tuple(
+            (processor, getattr(processor, "clones_data", False) is True)
+            for processor in self._processors
+        )
         self._sinks = tuple(sinks)
         self._sink_entries = tuple(
             (sink, cast(_WriteOwned | None, getattr(sink, "write_owned", None)))
@@ -288,7 +293,7 @@ class EventDispatcher:
             raise EventDispatcherClosedError("EventDispatcher is closed.")
         current = event
         fresh: object = _NOT_FRESH  # the data last produced by a cloning processor
-        for processor in self._processors:
+        for processor, clones_data in self._processor_entries:
             try:
                 outcome: object = processor.process(current)
                 if outcome.__class__ is not RunEvent and outcome is not None:
@@ -319,7 +324,7 @@ class EventDispatcher:
                     return None
                 continue
             current = outcome
-            if getattr(processor, "clones_data", False):
+            if clones_data:
                 fresh = current.data
         # The data is the pipeline's own when a cloning processor produced it and nothing
         # replaced it since: sinks offering write_owned may then keep it without a copy.
