@@ -23,8 +23,8 @@ from actoviq.runtime.stores.conformance._base import (
 
 __all__ = ["CONFORMANCE_CHECKS", "ConformanceCheck", "StoreBundle", "expect_error"]
 
-# Importing the check modules registers their checks, in this order.
+# Importing the check modules registers their checks (adapters, records, sessions).
 _MODULES = (sessions, records, adapters)
 
 CONFORMANCE_CHECKS: tuple[ConformanceCheck, ...] = tuple(CHECKS)
-"""Every check, in definition order."""
+"""Every check, grouped by module."""
