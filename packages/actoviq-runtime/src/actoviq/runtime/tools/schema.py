@@ -66,14 +66,82 @@ def compile_json_schema(schema: Mapping[str, object]) -> Callable[[object], None
     except SchemaError as error:
         raise ToolDefinitionError(f"Invalid tool JSON Schema: {error.message}") from None
     validator: Validator = Draft202012Validator(document)
+    fast = _fast_object_check(document)
 
     def validate(value: object) -> None:
+        if fast is not None and fast(value):
+            return  # certainly valid: skip the (slow) general validator
         found: list[ValidationError] = list(validator.iter_errors(cast(Any, value)))  # pyright: ignore[reportUnknownMemberType]
         errors = sorted(found, key=_error_key)
         if errors:
             raise ToolInputInvalidError([_describe(error) for error in errors[:5]])
 
     return validate
+
+
+_JSON_TYPES: dict[str, Callable[[object], bool]] = {
+    "string": lambda v: type(v) is str,
+    "boolean": lambda v: type(v) is bool,
+    "null": lambda v: v is None,
+    "integer": lambda v: type(v) is int or (type(v) is float and v.is_integer()),
+    "number": lambda v: type(v) in (int, float),
+}
+_SIMPLE_OBJECT_KEYS = frozenset(
+    {"type", "properties", "required", "additionalProperties", "title", "description", "$schema"}
+)
+_SIMPLE_PROPERTY_KEYS = frozenset({"type", "title", "description"})
+
+
+def _fast_object_check(schema: Mapping[str, object]) -> Callable[[object], bool] | None:
+    """A quick *sufficient* check for flat object schemas of primitive properties, or None.
+
+    It returns True only when the value is certainly valid; anything else (including every
+    invalid value) goes to the full validator, which reports the errors.
+    """
+    if schema.get("type") != "object" or not set(schema) <= _SIMPLE_OBJECT_KEYS:
+        return None
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    extra = schema.get("additionalProperties", True)
+    if (
+        not isinstance(properties, dict)
+        or not isinstance(required, list)
+        or type(extra) is not bool
+    ):
+        return None
+    checks: dict[str, Callable[[object], bool]] = {}
+    for name, spec in cast(dict[str, object], properties).items():
+        if (
+            not isinstance(spec, dict)
+            or not set(cast(dict[str, object], spec)) <= _SIMPLE_PROPERTY_KEYS
+        ):
+            return None
+        kind = cast(dict[str, object], spec).get("type")
+        tester = _JSON_TYPES.get(kind) if isinstance(kind, str) else None
+        if tester is None:
+            return None
+        checks[name] = tester
+    needed = tuple(cast(list[object], required))
+    if not all(isinstance(name, str) for name in needed):
+        return None
+
+    def check(value: object) -> bool:
+        if type(value) is not dict:
+            return False
+        data = cast(dict[str, object], value)
+        for name in needed:
+            if name not in data:
+                return False
+        for key, item in data.items():
+            test = checks.get(key)
+            if test is None:
+                if not extra:
+                    return False
+            elif not test(item):
+                return False
+        return True
+
+    return check
 
 
 def _error_key(error: ValidationError) -> str:
