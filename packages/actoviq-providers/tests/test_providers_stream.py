@@ -223,3 +223,84 @@ async def test_past_deadline_raises_timeout_before_start() -> None:
         check_call_available(ModelCallContext(deadline=1.0))
     assert info.value.code == "MODEL_CALL_TIMEOUT"
     assert info.value.name == "AbortError"
+
+
+async def test_cancel_from_another_task_interrupts_a_blocked_read() -> None:
+    source = Source(["a"], block=True)
+    stream = make(source)
+    seen: list[str] = []
+    first = asyncio.Event()
+
+    async def consume() -> BaseException:
+        try:
+            async for event in stream:
+                seen.append(event.type)
+                first.set()
+        except ValueError as error:
+            # Our own cancellation was withdrawn: the task is not left cancelling.
+            task = asyncio.current_task()
+            assert task is not None and task.cancelling() == 0
+            await asyncio.sleep(0)  # would raise CancelledError if it were still pending
+            return error
+        raise AssertionError("expected the abort reason")
+
+    async with asyncio.TaskGroup() as group:
+        consumer = group.create_task(consume())
+        await first.wait()
+        await asyncio.sleep(0)  # the consumer is now suspended in the source read
+        stream.cancel(ValueError("stop now"))
+    assert str(consumer.result()) == "stop now"
+    assert seen == ["text.delta"] and source.closed
+    with pytest.raises(ValueError, match="stop now"):
+        await stream.final_response()
+
+
+async def test_outer_cancellation_still_wins_over_a_stream_abort() -> None:
+    source = Source(["a"], block=True)
+    stream = make(source)
+    started = asyncio.Event()
+
+    async def consume() -> None:
+        async for _event in stream:
+            started.set()
+
+    task = asyncio.ensure_future(consume())
+    await started.wait()
+    await asyncio.sleep(0)
+    task.cancel()  # someone else cancels the consumer first...
+    stream.cancel(ValueError("late"))  # ...then the stream is aborted too
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert source.closed
+
+
+async def test_timeout_around_a_blocked_stream_read_is_a_timeout() -> None:
+    source = Source(["a"], block=True)
+    stream = make(source)
+
+    async def consume() -> None:
+        async for _event in stream:
+            pass
+
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.01):
+            await consume()
+    assert source.closed
+    with pytest.raises(ModelCallAbortedError, match="cancelled"):
+        await stream.final_response()
+
+
+async def test_abort_without_a_blocked_read_is_seen_on_the_next_read() -> None:
+    source = Source(["a", "b", "c"])
+    stream = make(source)
+    events: list[str] = []
+
+    async def consume() -> None:
+        async for event in stream:
+            events.append(event.type)
+            stream.cancel(KeyError("stop"))
+
+    with pytest.raises(KeyError):
+        await consume()
+    assert events == ["text.delta"]
+    assert source.events == ["b", "c"]  # no read once aborted

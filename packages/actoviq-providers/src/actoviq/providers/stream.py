@@ -16,7 +16,6 @@ Leaving the block before completion cancels the stream ("Model stream stopped ea
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -108,7 +107,8 @@ class ModelStream:
         self._started = False
         self._finished = False  # source exhausted or failed: no more events
         self._natural_end = False
-        self._reading = False
+        self._reader: asyncio.Task[Any] | None = None  # the task suspended in a source read
+        self._interrupting = False  # _on_abort cancelled the reader; _read withdraws it
         self._completed_emitted = False
         self._result: ModelResponse | None = None
         self._error: BaseException | None = None
@@ -117,6 +117,7 @@ class ModelStream:
         self._detach: Callable[[], None] | None = None
         if parent is not None:
             self._detach = parent.add_listener(self._on_parent_abort)
+        self._controller.signal.add_listener(self._on_abort)
 
     # -- control ----------------------------------------------------------------------------------
 
@@ -147,8 +148,8 @@ class ModelStream:
                 self._controller.abort(ModelCallAbortedError("Model stream stopped early."))
             if not self._settled.is_set():
                 self._fail(abort_reason(self._controller.signal, "Model stream stopped early."))
-        if self._reading:
-            return  # the reader wakes on the abort and closes the source itself
+        if self._reader is not None:
+            return  # the reader is interrupted by the abort and closes the source itself
         self._finished = True
         await self._close_source()
         self._detach_parent()
@@ -265,28 +266,49 @@ class ModelStream:
         self._finished = True
         self._detach_parent()
 
-    async def _read(self, source: StreamSource) -> Any:
-        """Next provider event, racing the abort signal so ``cancel`` interrupts a blocked read."""
-        signal = self._controller.signal
-        loop = asyncio.get_running_loop()
-        aborted: asyncio.Future[None] = loop.create_future()
+    def _on_abort(self, _: object) -> None:
+        """Interrupt a read blocked in the provider source by cancelling the consuming task.
 
-        def on_abort(_: object) -> None:
-            if not aborted.done():
-                aborted.set_result(None)
-
-        remove = signal.add_listener(on_abort)
-        read = asyncio.ensure_future(anext(source))
-        self._reading = True
+        Only a read suspended in another task is interrupted (an abort raised from inside the
+        consumer is seen right after the read returns); the resulting ``CancelledError`` is turned
+        into the abort reason by :meth:`_read`.
+        """
+        reader = self._reader
+        if reader is None or self._interrupting or reader.done():
+            return
         try:
-            await asyncio.wait({read, aborted}, return_when=asyncio.FIRST_COMPLETED)
+            current = asyncio.current_task()
+        except RuntimeError:  # aborted from outside any event loop
+            current = None
+        if current is reader:
+            return
+        self._interrupting = True
+        reader.cancel()
+
+    async def _read(self, source: StreamSource) -> Any:
+        """The next provider event, read directly from the source (no task per event).
+
+        While the read is suspended, :meth:`_on_abort` may cancel this task; that cancellation is
+        ours, so it is withdrawn with ``Task.uncancel`` and the abort reason raised instead. A
+        cancellation from anyone else (or on top of ours) propagates unchanged.
+        """
+        signal = self._controller.signal
+        task = asyncio.current_task()
+        self._reader = task
+        try:
+            event = await source.__anext__()
+        except asyncio.CancelledError:
+            if self._interrupting and task is not None:
+                self._interrupting = False
+                if task.uncancel() == 0:
+                    raise abort_reason(signal, "Model stream aborted.") from None
+            raise
         finally:
-            self._reading = False
-            remove()
-            if not read.done():
-                read.cancel()
-                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
-                    await read
+            self._reader = None
+        if self._interrupting and task is not None:  # the source swallowed our cancellation
+            self._interrupting = False
+            task.uncancel()
+            raise abort_reason(signal, "Model stream aborted.")
         if signal.aborted:
             raise abort_reason(signal, "Model stream aborted.")
-        return read.result()
+        return event
