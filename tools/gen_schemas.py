@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "schemas"
 SCHEMAS = [
     ("actoviq.core", "items_json_schema", "items.schema.json"),
-    ("actoviq.events", "run_event_json_schema", "run-event.schema.json"),
-    ("actoviq.runtime", "run_state_json_schema", "run-state.schema.json"),
+    ("actoviq.events.schema", "run_event_json_schema", "run-event.schema.json"),
+    ("actoviq.runtime.schema", "run_state_json_schema", "run-state.schema.json"),
 ]
 
 
