@@ -43,6 +43,13 @@ EXTRAS: dict[str, dict[str, str]] = {
 CLOSURES: dict[str, set[str]] = {
     "actoviq-core": {"attrs", "cattrs", "typing-extensions", "exceptiongroup"},
 }
+# distribution -> distributions that must NOT be in its closure without extras
+NOT_IN_CLOSURE: dict[str, set[str]] = {
+    "actoviq-providers": {"openai", "anthropic", "httpx2", "httpx"},
+    "actoviq-events": {"opentelemetry-sdk"},
+    "actoviq-runtime": {"openai", "anthropic", "sqlalchemy", "opentelemetry-sdk"},
+    "actoviq-workflow": {"actoviq-runtime", "actoviq-events", "actoviq-providers"},
+}
 # modules that must not be imported by `import <module>`
 IMPORT_FORBIDDEN: dict[str, tuple[str, ...]] = {
     "actoviq.core": ("socket", "ssl", "sqlite3", "httpx", "httpx2", "asyncio"),
@@ -120,6 +127,9 @@ def check(wheel: Path, dist: Path, extra: str | None) -> list[str]:
                     problems.append(f"{label}: `import {module}` imported {forbidden}")
         listing = _run([*uv, "pip", "list", "--python", python, "--format", "json"], env=env)
         dists = {entry["name"].lower() for entry in json.loads(listing.stdout)} - {name}
+        leaked = dists & NOT_IN_CLOSURE.get(name, set()) if extra is None else set()
+        if leaked:
+            problems.append(f"{label}: closure must not contain {sorted(leaked)}")
         allowed = CLOSURES.get(name)
         if allowed is not None and extra is None and not dists <= allowed:
             problems.append(f"{label}: closure {sorted(dists)} exceeds {sorted(allowed)}")
