@@ -127,7 +127,9 @@ def check(wheel: Path, dist: Path, extra: str | None) -> list[str]:
                     problems.append(f"{label}: `import {module}` imported {forbidden}")
         listing = _run([*uv, "pip", "list", "--python", python, "--format", "json"], env=env)
         dists = {entry["name"].lower() for entry in json.loads(listing.stdout)} - {name}
-        leaked = dists & NOT_IN_CLOSURE.get(name, set()) if extra is None else set()
+        leaked: set[str] = set()
+        if extra is None:
+            leaked = dists & NOT_IN_CLOSURE.get(name, set())
         if leaked:
             problems.append(f"{label}: closure must not contain {sorted(leaked)}")
         allowed = CLOSURES.get(name)
