@@ -97,7 +97,7 @@ async def test_failed_item_insert_rolls_back_and_propagates_unchanged(tmp_path: 
             if state["armed"] and statement.startswith("INSERT INTO storage_v2_session_items"):
                 raise DiskFull("disk full")
 
-        event.listen(storage.database.engine.sync_engine, "before_cursor_execute", fail_items)
+        event.listen(storage.database.session_engine, "before_cursor_execute", fail_items)
         with pytest.raises(DiskFull) as caught:
             await storage.sessions.append(
                 tenant_id=T, session_id="s", expected_revision=0, items=_items("a", "b")

@@ -1,5 +1,15 @@
 """Engine setup: PRAGMAs, ``BEGIN IMMEDIATE`` writers, consistent readers, Alembic on open.
 
+Two ways to run a transaction:
+
+* :meth:`Database.write` / :meth:`Database.read` yield an ``AsyncConnection`` (every statement is
+  awaited; on aiosqlite each one hops to the driver's thread several times);
+* :meth:`Database.run_write` / :meth:`Database.run_read` take a *synchronous* function of a
+  ``Connection`` and run the whole transaction in one step. On a SQLite file that step is one
+  hop to a worker thread holding a plain ``sqlite3`` connection (same PRAGMAs, same
+  ``BEGIN IMMEDIATE``); elsewhere (PostgreSQL/asyncpg, ``:memory:``) it is the async engine's
+  ``run_sync``. The session journal, the hot path, uses this form on every backend.
+
 Only imported by :meth:`SqliteStorage.open`, so importing the package never loads SQLAlchemy.
 """
 
@@ -7,16 +17,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import event, select, text
-from sqlalchemy.engine import Connection
+from sqlalchemy import create_engine, event, make_url, select, text
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
@@ -28,6 +39,9 @@ from actoviq.storage.sqlite.errors import StorageSchemaError
 MIGRATIONS = Path(__file__).with_name("migrations")
 _WRITE = "actoviq_write"
 _PG_LOCK_KEY = 0x61637476  # "actv": serialises concurrent schema upgrades on PostgreSQL
+_THREADS = 4  # worker threads per SQLite file: one writer at a time, readers alongside
+
+T = TypeVar("T")
 
 
 def _alembic_config() -> Config:
@@ -46,14 +60,38 @@ def known_revisions() -> tuple[set[str], str]:
 
 
 class Database:
-    """An async engine plus the transaction discipline every store uses."""
+    """An async engine plus the transaction discipline every store uses.
 
-    def __init__(self, engine: AsyncEngine, *, busy_timeout_ms: int) -> None:
+    On a SQLite file it also holds a synchronous engine over the same file and a small thread
+    pool: :meth:`run_write` / :meth:`run_read` run a whole transaction there in one hop.
+    """
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        busy_timeout_ms: int,
+        thread_engine: Engine | None = None,
+    ) -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
         self.busy_timeout_ms = busy_timeout_ms
         # SQLite has one writer at a time; queueing in-process writers here avoids busy-polling.
         self._write_lock = asyncio.Lock() if self.dialect == "sqlite" else None
+        self._thread_engine = thread_engine
+        self._thread_writer = (
+            None if thread_engine is None else thread_engine.execution_options(**{_WRITE: True})
+        )
+        self._executor = (
+            None
+            if thread_engine is None
+            else ThreadPoolExecutor(max_workers=_THREADS, thread_name_prefix="actoviq-sqlite")
+        )
+
+    @property
+    def session_engine(self) -> Engine:
+        """The synchronous engine :meth:`run_write` / :meth:`run_read` execute on."""
+        return self._thread_engine or self.engine.sync_engine
 
     @contextlib.asynccontextmanager
     async def write(self) -> AsyncGenerator[AsyncConnection, None]:
@@ -78,17 +116,73 @@ class Database:
             async with conn.begin():
                 yield conn
 
+    async def run_write(self, work: Callable[[Connection], T]) -> T:
+        """Run ``work`` in one writer transaction (``BEGIN IMMEDIATE`` on SQLite) and commit.
+
+        ``work`` is synchronous and must not touch the event loop; an exception rolls back and
+        propagates (``OperationalError`` becomes :class:`StorageUnavailableError`).
+        """
+        if self._thread_writer is None:
+            async with self.write() as conn:
+                return await _mapped(conn.run_sync(work))
+        assert self._write_lock is not None
+        async with self._write_lock:
+            return await self._in_thread(_transaction, self._thread_writer, work)
+
+    async def run_read(self, work: Callable[[Connection], T]) -> T:
+        """Run ``work`` in one consistent read transaction."""
+        if self._thread_engine is None:
+            async with self.read() as conn:
+                return await _mapped(conn.run_sync(work))
+        return await self._in_thread(_transaction, self._thread_engine, work)
+
+    async def _in_thread(
+        self, call: Callable[[Engine, Callable[[Connection], T]], T], *args: Any
+    ) -> T:
+        assert self._executor is not None
+        future = asyncio.get_running_loop().run_in_executor(self._executor, call, *args)
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            # The transaction cannot be interrupted mid-statement: let it finish (commit or roll
+            # back) before the writer lock is released, then report the cancellation.
+            await asyncio.wait([future])
+            if not future.cancelled():
+                future.exception()  # retrieved, so asyncio does not log it as never retrieved
+            raise
+
     async def aclose(self) -> None:
-        """Dispose of the pool."""
+        """Dispose of the pools and stop the worker threads."""
+        if self._executor is not None:
+            executor, self._executor = self._executor, None
+            await asyncio.get_running_loop().run_in_executor(None, executor.shutdown)
+        if self._thread_engine is not None:
+            self._thread_engine.dispose()
         await self.engine.dispose()
+
+
+def _transaction(engine: Engine, work: Callable[[Connection], T]) -> T:
+    """One transaction on a worker thread (the ``begin`` hook emits the right ``BEGIN``)."""
+    try:
+        with engine.connect() as conn, conn.begin():
+            return work(conn)
+    except OperationalError as error:
+        raise _unavailable(error) from error
+
+
+async def _mapped(pending: Any) -> Any:
+    try:
+        return await pending
+    except OperationalError as error:
+        raise _unavailable(error) from error
 
 
 def _unavailable(error: BaseException) -> StorageUnavailableError:
     return StorageUnavailableError(f"Storage is unavailable: {type(error).__name__}", cause=error)
 
 
-def _install_sqlite_hooks(engine: AsyncEngine, *, busy_timeout_ms: int, wal: bool) -> None:
-    @event.listens_for(engine.sync_engine, "connect")
+def _install_sqlite_hooks(engine: Engine, *, busy_timeout_ms: int, wal: bool) -> None:
+    @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Stop the driver from issuing its own BEGIN; we emit BEGIN / BEGIN IMMEDIATE ourselves.
         dbapi_connection.isolation_level = None
@@ -100,7 +194,7 @@ def _install_sqlite_hooks(engine: AsyncEngine, *, busy_timeout_ms: int, wal: boo
             cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.close()
 
-    @event.listens_for(engine.sync_engine, "begin")
+    @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
         writer = bool(conn.get_execution_options().get(_WRITE))
         conn.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")
@@ -137,13 +231,23 @@ async def open_database(url: str, *, busy_timeout_ms: int = 5000, echo: bool = F
         raise StorageUnavailableError(
             f"The database driver for {url.split(':', 1)[0]} is not installed.", cause=error
         ) from error
+    thread_engine: Engine | None = None
     if is_sqlite:
-        _install_sqlite_hooks(engine, busy_timeout_ms=busy_timeout_ms, wal=":memory:" not in url)
-    database = Database(engine, busy_timeout_ms=busy_timeout_ms)
+        in_memory = ":memory:" in url or url.rstrip("/") in {"sqlite:", "sqlite+aiosqlite:"}
+        _install_sqlite_hooks(engine.sync_engine, busy_timeout_ms=busy_timeout_ms, wal=not in_memory)
+        if not in_memory:
+            # The same file through the stdlib driver, driven from worker threads (see module doc).
+            thread_engine = create_engine(
+                make_url(url).set(drivername="sqlite+pysqlite"),
+                echo=echo,
+                connect_args={"check_same_thread": False},
+            )
+            _install_sqlite_hooks(thread_engine, busy_timeout_ms=busy_timeout_ms, wal=True)
+    database = Database(engine, busy_timeout_ms=busy_timeout_ms, thread_engine=thread_engine)
     try:
         await _upgrade(database)
     except BaseException:
-        await engine.dispose()
+        await database.aclose()
         raise
     return database
 

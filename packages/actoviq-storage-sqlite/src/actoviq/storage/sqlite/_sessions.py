@@ -1,13 +1,19 @@
-"""SQL session store: one writer transaction per append, snapshot + tail loads (spec 04 §3.4)."""
+"""SQL session store: one writer transaction per append, snapshot + tail loads (spec 04 §3.4).
+
+Every operation is one synchronous function of a ``Connection`` run by
+:meth:`Database.run_write` / :meth:`Database.run_read`: on a SQLite file the whole transaction is
+one hop to a worker thread, on PostgreSQL it is the async engine's ``run_sync``. Statements are
+built once at import (bound parameters only), so SQLAlchemy compiles each once per dialect.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, and_, func, insert, select, update
+from sqlalchemy import Integer, Row, and_, bindparam, func, insert, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from actoviq.core import JsonObject, iso_now
 from actoviq.runtime.stores import (
@@ -20,7 +26,7 @@ from actoviq.runtime.stores import (
     StorageNotFoundError,
     StoredSessionItem,
 )
-from actoviq.runtime.stores._rules import prepare_append, session_resource
+from actoviq.runtime.stores._rules import session_resource
 from actoviq.runtime.stores.validation import (
     decode_json_object,
     dump_json,
@@ -30,6 +36,12 @@ from actoviq.runtime.stores.validation import (
     require_revision,
 )
 from actoviq.storage.sqlite._engine import Database
+from actoviq.storage.sqlite._journal import (
+    PreparedItem,
+    decode_payloads,
+    prepare_items,
+    stored_items,
+)
 from actoviq.storage.sqlite._tables import session_items, session_snapshots, sessions
 
 
@@ -58,19 +70,100 @@ def record_from_row(row: Row[Any]) -> SessionRecord:
     )
 
 
-def item_from_row(row: Row[Any]) -> StoredSessionItem:
-    """Decode and re-validate a journal row."""
-    return StoredSessionItem(
-        sequence=_int(row.sequence, "sequence"),
-        item_id=_text(row.item_id, "item_id"),
-        kind=_text(row.kind, "kind"),
-        payload=decode_json_object(row.payload_json, "payload_json"),
-        created_at=_text(row.created_at, "created_at"),
+_KEY = and_(
+    sessions.c.tenant_id == bindparam("p_tenant"), sessions.c.session_id == bindparam("p_session")
+)
+_SESSION = select(sessions).where(_KEY)
+_SESSION_LOCKED = _SESSION.with_for_update()
+# The conditional UPDATE is the CAS (and takes the row lock on PostgreSQL); RETURNING gives the
+# new tail, so the happy path of an append is two statements.
+_BUMP = (
+    update(sessions)
+    .where(_KEY)
+    .where(sessions.c.revision == bindparam("p_expected"))
+    .values(
+        revision=sessions.c.revision + 1,
+        updated_at=bindparam("p_stamp"),
+        last_sequence=sessions.c.last_sequence + bindparam("p_count"),
     )
+    .returning(*sessions.c)
+)
+_COMPACT_BUMP = (
+    update(sessions)
+    .where(_KEY)
+    .where(sessions.c.revision == bindparam("p_expected"))
+    .values(revision=sessions.c.revision + 1, updated_at=bindparam("p_stamp"))
+)
+_CREATE = insert(sessions)
+_INSERT_ITEMS = insert(session_items)
+_IN_JOURNAL = (session_items.c.tenant_id == bindparam("p_tenant")) & (
+    session_items.c.session_id == bindparam("p_session")
+)
+_EXISTING = select(session_items.c.item_id, session_items.c.kind, session_items.c.payload_json).where(
+    _IN_JOURNAL, session_items.c.item_id.in_(bindparam("p_ids", expanding=True))
+)
+_TAIL = (
+    select(
+        session_items.c.sequence,
+        session_items.c.item_id,
+        session_items.c.kind,
+        session_items.c.payload_json,
+        session_items.c.created_at,
+    )
+    .where(_IN_JOURNAL, session_items.c.sequence > bindparam("p_after"))
+    .order_by(session_items.c.sequence)
+)
+_TAIL_LIMITED = _TAIL.limit(bindparam("p_limit", type_=Integer))
+_NEWEST_SNAPSHOT = (
+    select(session_snapshots)
+    .where(
+        session_snapshots.c.tenant_id == bindparam("p_tenant"),
+        session_snapshots.c.session_id == bindparam("p_session"),
+    )
+    .order_by(session_snapshots.c.through_sequence.desc())
+    .limit(1)
+)
+_NEWEST_THROUGH = select(func.max(session_snapshots.c.through_sequence)).where(
+    session_snapshots.c.tenant_id == bindparam("p_tenant"),
+    session_snapshots.c.session_id == bindparam("p_session"),
+)
+_INSERT_SNAPSHOT = insert(session_snapshots)
+_LIST = (
+    select(sessions)
+    .where(sessions.c.tenant_id == bindparam("p_tenant"))
+    .order_by(sessions.c.updated_at.desc(), sessions.c.session_id)
+)
+_LIST_LIMITED = _LIST.limit(bindparam("p_limit", type_=Integer))
+_ID_CHUNK = 500  # bound parameters per IN list (SQLite's limit is 32,766; keep statements small)
 
 
-def _key(tenant_id: str, session_id: str) -> Any:
-    return and_(sessions.c.tenant_id == tenant_id, sessions.c.session_id == session_id)
+def _session_row(
+    conn: Connection, tenant_id: str, session_id: str, *, lock: bool = False
+) -> Row[Any] | None:
+    params = {"p_tenant": tenant_id, "p_session": session_id}
+    return conn.execute(_SESSION_LOCKED if lock else _SESSION, params).first()
+
+
+def _existing(
+    conn: Connection, tenant_id: str, session_id: str, ids: list[str]
+) -> dict[str, tuple[str, JsonObject]]:
+    rows: list[Row[Any]] = []
+    for start in range(0, len(ids), _ID_CHUNK):
+        params = {"p_tenant": tenant_id, "p_session": session_id}
+        chunk = ids[start : start + _ID_CHUNK]
+        rows.extend(conn.execute(_EXISTING, {**params, "p_ids": chunk}).all())
+    payloads = decode_payloads([row.payload_json for row in rows], "payload")
+    return {
+        row.item_id: (row.kind, payload) for row, payload in zip(rows, payloads, strict=True)
+    }
+
+
+def _replay(conn: Connection, tenant_id: str, session_id: str, prepared: list[PreparedItem]) -> bool:
+    """True when every item already exists with the same kind and payload."""
+    found = _existing(conn, tenant_id, session_id, [item[0] for item in prepared])
+    return len(found) == len(prepared) and all(
+        found[item_id] == (kind, payload) for item_id, kind, _, _, payload in prepared
+    )
 
 
 class SqlSessionStore:
@@ -78,14 +171,6 @@ class SqlSessionStore:
 
     def __init__(self, database: Database) -> None:
         self._db = database
-
-    async def _session_row(
-        self, conn: AsyncConnection, tenant_id: str, session_id: str, *, lock: bool = False
-    ) -> Row[Any] | None:
-        query = select(sessions).where(_key(tenant_id, session_id))
-        if lock:
-            query = query.with_for_update()
-        return (await conn.execute(query)).first()
 
     async def create(
         self,
@@ -100,26 +185,30 @@ class SqlSessionStore:
         require_key(session_id, "sessionId")
         meta = require_json_object({} if metadata is None else metadata, "metadata")
         stamp = require_key(created_at or iso_now(), "createdAt")
-        try:
-            async with self._db.write() as conn:
-                existing = await self._session_row(conn, tenant_id, session_id, lock=True)
-                if existing is not None:
-                    raise SessionRevisionConflictError(
-                        session_resource(tenant_id, session_id),
-                        expected_revision=None,
-                        actual_revision=_int(existing.revision, "revision"),
-                    )
-                await conn.execute(
-                    insert(sessions).values(
-                        tenant_id=tenant_id,
-                        session_id=session_id,
-                        revision=0,
-                        metadata_json=dump_json(meta),
-                        created_at=stamp,
-                        updated_at=stamp,
-                        last_sequence=0,
-                    )
+
+        def work(conn: Connection) -> None:
+            existing = _session_row(conn, tenant_id, session_id, lock=True)
+            if existing is not None:
+                raise SessionRevisionConflictError(
+                    session_resource(tenant_id, session_id),
+                    expected_revision=None,
+                    actual_revision=_int(existing.revision, "revision"),
                 )
+            conn.execute(
+                _CREATE,
+                {
+                    "tenant_id": tenant_id,
+                    "session_id": session_id,
+                    "revision": 0,
+                    "metadata_json": dump_json(meta),
+                    "created_at": stamp,
+                    "updated_at": stamp,
+                    "last_sequence": 0,
+                },
+            )
+
+        try:
+            await self._db.run_write(work)
         except IntegrityError:
             # Another writer (PostgreSQL: no lock on an absent row) created it first.
             current = await self.get(tenant_id=tenant_id, session_id=session_id)
@@ -142,38 +231,8 @@ class SqlSessionStore:
         """See :meth:`SessionStore.get`."""
         require_key(tenant_id, "tenantId")
         require_key(session_id, "sessionId")
-        async with self._db.read() as conn:
-            row = await self._session_row(conn, tenant_id, session_id)
+        row = await self._db.run_read(lambda conn: _session_row(conn, tenant_id, session_id))
         return None if row is None else record_from_row(row)
-
-    async def _existing(
-        self, conn: AsyncConnection, tenant_id: str, session_id: str, ids: list[str]
-    ) -> dict[str, tuple[str, JsonObject]]:
-        found: dict[str, tuple[str, JsonObject]] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            rows = await conn.execute(
-                select(session_items.c.item_id, session_items.c.kind, session_items.c.payload_json)
-                .where(session_items.c.tenant_id == tenant_id)
-                .where(session_items.c.session_id == session_id)
-                .where(session_items.c.item_id.in_(chunk))
-            )
-            for row in rows:
-                found[row.item_id] = (row.kind, decode_json_object(row.payload_json, "payload"))
-        return found
-
-    async def _replay(
-        self,
-        conn: AsyncConnection,
-        tenant_id: str,
-        session_id: str,
-        prepared: list[NewSessionItem],
-    ) -> bool:
-        """True when every item already exists with the same kind and payload."""
-        found = await self._existing(conn, tenant_id, session_id, [i.item_id for i in prepared])
-        return len(found) == len(prepared) and all(
-            found[i.item_id] == (i.kind, i.payload) for i in prepared
-        )
 
     async def append(
         self,
@@ -189,64 +248,67 @@ class SqlSessionStore:
         require_key(session_id, "sessionId")
         expected = require_revision(expected_revision, "expectedRevision")
         stamp = updated_at or iso_now()
-        prepared = prepare_append(items, stamp)
+        prepared = prepare_items(items, stamp)
         resource = session_resource(tenant_id, session_id)
         count = len(prepared)
-        try:
-            async with self._db.write() as conn:
-                # The conditional UPDATE is the CAS (and takes the row lock on PostgreSQL); on
-                # success RETURNING gives the new tail, so the happy path is two statements.
-                bumped = (
-                    await conn.execute(
-                        update(sessions)
-                        .where(_key(tenant_id, session_id))
-                        .where(sessions.c.revision == expected)
-                        .values(
-                            revision=sessions.c.revision + 1,
-                            updated_at=stamp,
-                            last_sequence=sessions.c.last_sequence + count,
-                        )
-                        .returning(*sessions.c)
-                    )
-                ).first()
-                if bumped is None:
-                    row = await self._session_row(conn, tenant_id, session_id, lock=True)
-                    if row is None:
-                        raise StorageNotFoundError(resource)
-                    current = record_from_row(row)
-                    if await self._replay(conn, tenant_id, session_id, prepared):
-                        return current
-                    raise SessionRevisionConflictError(
-                        resource, expected_revision=expected, actual_revision=current.revision
-                    )
-                updated = record_from_row(bumped)
-                first = updated.last_sequence - count + 1
-                await conn.execute(
-                    insert(session_items),
-                    [
-                        {
-                            "tenant_id": tenant_id,
-                            "session_id": session_id,
-                            "sequence": first + offset,
-                            "item_id": item.item_id,
-                            "kind": item.kind,
-                            "payload_json": dump_json(item.payload),
-                            "created_at": item.created_at or stamp,
-                        }
-                        for offset, item in enumerate(prepared)
-                    ],
+
+        def work(conn: Connection) -> SessionRecord:
+            bumped = conn.execute(
+                _BUMP,
+                {
+                    "p_tenant": tenant_id,
+                    "p_session": session_id,
+                    "p_expected": expected,
+                    "p_stamp": stamp,
+                    "p_count": count,
+                },
+            ).first()
+            if bumped is None:
+                row = _session_row(conn, tenant_id, session_id, lock=True)
+                if row is None:
+                    raise StorageNotFoundError(resource)
+                current = record_from_row(row)
+                if _replay(conn, tenant_id, session_id, prepared):
+                    return current
+                raise SessionRevisionConflictError(
+                    resource, expected_revision=expected, actual_revision=current.revision
                 )
+            updated = record_from_row(bumped)
+            first = updated.last_sequence - count + 1
+            conn.execute(
+                _INSERT_ITEMS,
+                [
+                    {
+                        "tenant_id": tenant_id,
+                        "session_id": session_id,
+                        "sequence": first + offset,
+                        "item_id": item_id,
+                        "kind": kind,
+                        "payload_json": text,
+                        "created_at": created_at or stamp,
+                    }
+                    for offset, (item_id, kind, text, created_at, _) in enumerate(prepared)
+                ],
+            )
+            return updated
+
+        def replayed(conn: Connection) -> SessionRecord | None:
+            if not _replay(conn, tenant_id, session_id, prepared):
+                return None
+            row = _session_row(conn, tenant_id, session_id)
+            return None if row is None else record_from_row(row)
+
+        try:
+            return await self._db.run_write(work)
         except IntegrityError:
-            # An item id from an earlier append: an idempotent retry, or a real clash.
-            async with self._db.read() as conn:
-                if await self._replay(conn, tenant_id, session_id, prepared):
-                    row = await self._session_row(conn, tenant_id, session_id)
-                    if row is not None:
-                        return record_from_row(row)
+            pass
+        # An item id from an earlier append: an idempotent retry, or a real clash.
+        record = await self._db.run_read(replayed)
+        if record is None:
             raise StorageDataError(
                 f"Session items already exist with different content in {resource}"
-            ) from None
-        return updated
+            )
+        return record
 
     async def load(
         self,
@@ -263,43 +325,36 @@ class SqlSessionStore:
         if after_sequence is not None:
             require_revision(after_sequence, "afterSequence")
         cap = require_limit(limit)
-        async with self._db.read() as conn:
-            row = await self._session_row(conn, tenant_id, session_id)
+        params: dict[str, Any] = {"p_tenant": tenant_id, "p_session": session_id}
+
+        def work(conn: Connection) -> tuple[Row[Any], Row[Any] | None, int, list[Row[Any]]]:
+            row = conn.execute(_SESSION, params).first()
             if row is None:
                 raise StorageNotFoundError(session_resource(tenant_id, session_id))
-            record = record_from_row(row)
-            snapshot: SessionSnapshot | None = None
+            snap = None
             if after_sequence is None and use_snapshot:
-                snap = (
-                    await conn.execute(
-                        select(session_snapshots)
-                        .where(session_snapshots.c.tenant_id == tenant_id)
-                        .where(session_snapshots.c.session_id == session_id)
-                        .order_by(session_snapshots.c.through_sequence.desc())
-                        .limit(1)
-                    )
-                ).first()
-                if snap is not None:
-                    snapshot = SessionSnapshot(
-                        through_sequence=_int(snap.through_sequence, "through_sequence"),
-                        revision=_int(snap.session_revision, "session_revision"),
-                        state=decode_json_object(snap.state_json, "state_json"),
-                        created_at=_text(snap.created_at, "created_at"),
-                    )
-            start = snapshot.through_sequence if snapshot is not None else after_sequence or 0
-            query = (
-                select(session_items)
-                .where(session_items.c.tenant_id == tenant_id)
-                .where(session_items.c.session_id == session_id)
-                .where(session_items.c.sequence > start)
-                .order_by(session_items.c.sequence)
+                snap = conn.execute(_NEWEST_SNAPSHOT, params).first()
+            start = (
+                _int(snap.through_sequence, "through_sequence")
+                if snap is not None
+                else after_sequence or 0
             )
-            if cap is not None:
-                query = query.limit(cap)
-            rows = (await conn.execute(query)).all()
-        return SessionLoad(
-            session=record, snapshot=snapshot, items=tuple(item_from_row(r) for r in rows)
-        )
+            query = _TAIL if cap is None else _TAIL_LIMITED
+            tail = conn.execute(query, {**params, "p_after": start, "p_limit": cap}).all()
+            return row, snap, start, list(tail)
+
+        # Decoding happens here, after the transaction: the worker thread only fetches.
+        row, snap, start, tail = await self._db.run_read(work)
+        record = record_from_row(row)
+        snapshot: SessionSnapshot | None = None
+        if snap is not None:
+            snapshot = SessionSnapshot(
+                through_sequence=start,
+                revision=_int(snap.session_revision, "session_revision"),
+                state=decode_json_object(snap.state_json, "state_json"),
+                created_at=_text(snap.created_at, "created_at"),
+            )
+        return SessionLoad(session=record, snapshot=snapshot, items=stored_items(tail, start))
 
     async def compact(
         self,
@@ -319,8 +374,10 @@ class SqlSessionStore:
         body = require_json_object(state, "state")
         stamp = require_key(created_at or iso_now(), "createdAt")
         resource = session_resource(tenant_id, session_id)
-        async with self._db.write() as conn:
-            row = await self._session_row(conn, tenant_id, session_id, lock=True)
+        params = {"p_tenant": tenant_id, "p_session": session_id}
+
+        def work(conn: Connection) -> int:
+            row = _session_row(conn, tenant_id, session_id, lock=True)
             if row is None:
                 raise StorageNotFoundError(resource)
             current = record_from_row(row)
@@ -332,36 +389,31 @@ class SqlSessionStore:
                 raise StorageDataError(
                     f"Snapshot sequence {through} exceeds session tail {current.last_sequence}"
                 )
-            newest = (
-                await conn.execute(
-                    select(func.max(session_snapshots.c.through_sequence))
-                    .where(session_snapshots.c.tenant_id == tenant_id)
-                    .where(session_snapshots.c.session_id == session_id)
-                )
-            ).scalar_one_or_none()
+            newest = conn.execute(_NEWEST_THROUGH, params).scalar_one_or_none()
             if newest is not None and newest >= through:
                 raise StorageDataError("A compacted snapshot must advance throughSequence")
             revision = current.revision + 1
-            await conn.execute(
-                insert(session_snapshots).values(
-                    tenant_id=tenant_id,
-                    session_id=session_id,
-                    through_sequence=through,
-                    session_revision=revision,
-                    state_json=dump_json(body),
-                    created_at=stamp,
-                )
+            conn.execute(
+                _INSERT_SNAPSHOT,
+                {
+                    "tenant_id": tenant_id,
+                    "session_id": session_id,
+                    "through_sequence": through,
+                    "session_revision": revision,
+                    "state_json": dump_json(body),
+                    "created_at": stamp,
+                },
             )
-            changed = await conn.execute(
-                update(sessions)
-                .where(_key(tenant_id, session_id))
-                .where(sessions.c.revision == current.revision)
-                .values(revision=revision, updated_at=stamp)
+            changed = conn.execute(
+                _COMPACT_BUMP, {**params, "p_expected": current.revision, "p_stamp": stamp}
             )
             if changed.rowcount != 1:
                 raise SessionRevisionConflictError(
                     resource, expected_revision=expected, actual_revision=None
                 )
+            return revision
+
+        revision = await self._db.run_write(work)
         return SessionSnapshot(
             through_sequence=through, revision=revision, state=body, created_at=stamp
         )
@@ -372,15 +424,9 @@ class SqlSessionStore:
         """See :meth:`SessionStore.list_sessions`."""
         require_key(tenant_id, "tenantId")
         cap = require_limit(limit)
-        query = (
-            select(sessions)
-            .where(sessions.c.tenant_id == tenant_id)
-            .order_by(sessions.c.updated_at.desc(), sessions.c.session_id)
-        )
-        if cap is not None:
-            query = query.limit(cap)
-        async with self._db.read() as conn:
-            rows = (await conn.execute(query)).all()
+        query = _LIST if cap is None else _LIST_LIMITED
+        params = {"p_tenant": tenant_id, "p_limit": cap}
+        rows = await self._db.run_read(lambda conn: list(conn.execute(query, params).all()))
         return [record_from_row(r) for r in rows]
 
     async def aclose(self) -> None:
