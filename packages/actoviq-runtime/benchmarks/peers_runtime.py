@@ -145,8 +145,8 @@ def run_ours() -> dict[str, Any]:
     w4_1m = _json_line([*python, "w4-1m"])
     return {
         "iterations": dict(OUR_N),
-        "W1": {"us_per_run": _json_line([*python, "w1"])},
-        "W2": {"us_per_run": _json_line([*python, "w2"])},
+        "W1": _json_line([*python, "w1"]),
+        "W2": _json_line([*python, "w2"]),
         "W3": _json_line([*python, "w3"]),
         "W4": w4,
         "W4_1m": w4_1m,
@@ -161,21 +161,25 @@ def _value(result: dict[str, Any], workload: str, key: str) -> float | None:
     return float(entry[key])  # pyright: ignore[reportUnknownArgumentType]
 
 
-# (workload, metric, lower is better, target ratio ours/best peer)
-TARGETS: list[tuple[str, str, bool, float]] = [
-    ("W1", "us_per_run", True, 0.2),
-    ("W2", "us_per_run", True, 0.2),
-    ("W3", "wall_s", True, 0.3),
-    ("W3", "peak_rss_mb", True, 0.5),
-    ("W4", "deltas_per_s", False, 3.0),
-    ("W5", "import_ms", True, 0.5),
+# (workload, metric, CPU-time twin or "", lower is better, target ratio ours/best peer)
+TARGETS: list[tuple[str, str, str, bool, float]] = [
+    ("W1", "us_per_run", "cpu_us_per_run", True, 0.2),
+    ("W2", "us_per_run", "cpu_us_per_run", True, 0.2),
+    ("W3", "wall_s", "cpu_s", True, 0.3),
+    ("W3", "peak_rss_mb", "", True, 0.5),
+    ("W4", "deltas_per_s", "cpu_deltas_per_s", False, 3.0),
+    ("W5", "import_ms", "", True, 0.5),
 ]
 
 
 def compare(ours: dict[str, Any], peers: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Ratios against the best peer per metric, with pass/fail."""
+    """Ratios against the best peer per metric, with pass/fail.
+
+    Pass/fail uses the wall-clock metric of the issue; ``cpu_ratio`` (process CPU time, the same
+    best peer) is reported too because shared machines make wall-clock ratios noisy.
+    """
     rows: list[dict[str, Any]] = []
-    for workload, key, lower, target in TARGETS:
+    for workload, key, cpu_key, lower, target in TARGETS:
         mine = _value(ours, workload, key)
         values = {
             name: value
@@ -188,8 +192,15 @@ def compare(ours: dict[str, Any], peers: dict[str, dict[str, Any]]) -> list[dict
         best_name = (min if lower else max)(values, key=lambda name: values[name])
         ratio = mine / values[best_name]
         ok = ratio <= target if lower else ratio >= target
+        cpu_ratio = None
+        if cpu_key:
+            mine_cpu = _value(ours, workload, cpu_key)
+            peer_cpu = _value(peers[best_name], workload, cpu_key)
+            if mine_cpu is not None and peer_cpu:
+                cpu_ratio = mine_cpu / peer_cpu
         rows.append(
             {
+                "cpu_ratio": cpu_ratio,
                 "workload": workload,
                 "metric": key,
                 "ours": mine,
@@ -242,6 +253,7 @@ def main() -> None:
             f"{row['workload']} {row['metric']}: ours {row['ours']:.4g} vs {row['best_peer']} "
             f"{row['best_peer_value']:.4g} -> ratio {row['ratio']:.3f} "
             f"(target {row['target']}) {row['status']}"
+            + ("" if row["cpu_ratio"] is None else f" [cpu ratio {row['cpu_ratio']:.3f}]")
         )
     print(f"W4 RSS growth 100k -> 1M deltas: {growth} MB")
     text = json.dumps(report, indent=2)

@@ -29,27 +29,38 @@ def rss_mb() -> float:
 async def sequential(run: Run, n: int, check: Callable[[Any], bool]) -> dict[str, float]:
     """One warm-up run, then ``n`` sequential runs: microseconds per run."""
     assert check(await run()), "unexpected output"
+    cpu = time.process_time()
     started = time.perf_counter()
     for _ in range(n):
         await run()
-    return {"us_per_run": (time.perf_counter() - started) / n * 1e6}
+    wall = time.perf_counter() - started
+    return {"us_per_run": wall / n * 1e6, "cpu_us_per_run": (time.process_time() - cpu) / n * 1e6}
 
 
 async def concurrent(run: Run, n: int, check: Callable[[Any], bool]) -> dict[str, float]:
     """``n`` runs at once on one loop: wall seconds and peak RSS."""
+    cpu = time.process_time()
     started = time.perf_counter()
     results = await asyncio.gather(*(run() for _ in range(n)))
     wall = time.perf_counter() - started
+    cpu = time.process_time() - cpu
     assert all(check(result) for result in results), "unexpected output"
-    return {"wall_s": wall, "peak_rss_mb": rss_mb()}
+    return {"wall_s": wall, "cpu_s": cpu, "peak_rss_mb": rss_mb()}
 
 
 async def streamed(stream: Callable[[int], Awaitable[int]], n: int) -> dict[str, float]:
     """One streamed run of ``n`` deltas; ``stream`` returns how many deltas it consumed."""
+    cpu = time.process_time()
     started = time.perf_counter()
     seen = await stream(n)
     elapsed = time.perf_counter() - started
-    return {"deltas_per_s": n / elapsed, "peak_rss_mb": rss_mb(), "deltas_seen": seen}
+    cpu = time.process_time() - cpu
+    return {
+        "deltas_per_s": n / elapsed,
+        "cpu_deltas_per_s": n / cpu,
+        "peak_rss_mb": rss_mb(),
+        "events_seen": seen,
+    }
 
 
 def main(workloads: dict[str, Callable[[int], Coroutine[Any, Any, dict[str, float]]]]) -> None:
