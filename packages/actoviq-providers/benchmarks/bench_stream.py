@@ -1,7 +1,8 @@
 """Events per second through ``ModelStream``: 100,000 scripted text deltas (runtime workload W4).
 
 Measures the stream primitive's per-event overhead (``__anext__``, mapping, settlement) with the
-scripted provider as source, so no network or SDK parsing is included.
+scripted provider as source, so no network or SDK parsing is included. The scripted source yields
+one event-loop turn per event (as a network stream would), which is part of the figure.
 """
 
 from __future__ import annotations

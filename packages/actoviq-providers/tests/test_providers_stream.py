@@ -304,3 +304,31 @@ async def test_abort_without_a_blocked_read_is_seen_on_the_next_read() -> None:
         await consume()
     assert events == ["text.delta"]
     assert source.events == ["b", "c"]  # no read once aborted
+
+
+async def test_scripted_stream_lets_other_tasks_run_between_events() -> None:
+    """Like a network stream, the scripted source yields to the loop between events, so a
+    consumer of the stream never starves its peers (the runtime's buffer relies on it)."""
+    from actoviq.providers import ModelRequest
+    from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
+
+    provider = ScriptedProvider([ScriptedTurn(text="abc", stream_deltas=["a", "b", "c"])])
+    request = ModelRequest(model="m", input=[TextItem(role="user", text="go")])
+    seen: list[str] = []
+    observed: list[int] = []
+
+    async def consume() -> None:
+        async for event in provider.stream(request):
+            if isinstance(event, TextDelta):
+                seen.append(event.delta)
+
+    async def observe() -> None:
+        while len(seen) < 3:
+            observed.append(len(seen))
+            await asyncio.sleep(0)
+
+    async with asyncio.TaskGroup() as group:
+        group.create_task(consume())
+        group.create_task(observe())
+    assert seen == ["a", "b", "c"]
+    assert {1, 2} <= set(observed)

@@ -248,8 +248,13 @@ class ScriptedProvider(BaseModelProvider):
         response = self._response(turn, prepared)
         events = list(turn.events) if turn.events is not None else _turn_events(turn, response)
         for count, event in enumerate(events, start=1):
-            if count > 1 and turn.event_delay > 0:
-                await _sleep(turn.event_delay, context.signal)
+            if count > 1:
+                if turn.event_delay > 0:
+                    await _sleep(turn.event_delay, context.signal)
+                else:
+                    # Like a network stream, let other tasks (the stream's consumer) run between
+                    # events: one event-loop turn, no timer.
+                    await asyncio.sleep(0)
             yield event
             if turn.error is not None and count >= turn.error_after_events:
                 raise turn.error
