@@ -80,7 +80,7 @@ async def _run(
             for index in range(1, n + 1):
                 event_type, data = PAYLOADS[index & 3]
                 await emit(event_type, data)
-                if index == CHECKPOINT or index == n:
+                if index in (CHECKPOINT, n):
                     rss_at[index] = process.memory_info().rss
         cpu = time.process_time() - cpu
         wall = time.perf_counter() - wall

@@ -309,9 +309,9 @@ class EventDispatcher:
                 if fail_closed:
                     return None
                 continue
-            if outcome is None:
-                return None
-            if not isinstance(outcome, RunEvent):
+            if outcome.__class__ is not RunEvent and not isinstance(outcome, RunEvent):
+                if outcome is None:
+                    return None
                 error = EventValidationError(
                     f'Event processor "{processor.id}" returned {type(outcome).__name__}, '
                     "not a RunEvent or None."
@@ -323,7 +323,7 @@ class EventDispatcher:
                 if fail_closed:
                     return None
                 continue
-            current = outcome
+            current = cast(RunEvent, outcome)
             if clones_data:
                 fresh = current.data
         # The data is the pipeline's own when a cloning processor produced it and nothing
@@ -334,7 +334,7 @@ class EventDispatcher:
                 result = (
                     sink.write(current)
                     if not owned or write_owned is None
-                    else (write_owned(current))
+                    else write_owned(current)
                 )
                 if result is not None:
                     step = self._step(result, sink.id)
