@@ -48,32 +48,26 @@ _DROPPABLE: Final = frozenset({"model.text.delta", "model.reasoning.delta"})
 _COALESCE_LIMIT: Final = 64 * 1024  # characters; keeps memory flat on endless streams
 
 
-def _coalesce(left: RunEvent, right: RunEvent) -> RunEvent | None:
-    """Merge two adjacent deltas of the same kind and output index, or None."""
-    if left.type != right.type or left.run_id != right.run_id:
+def _delta_of(event: RunEvent) -> str | None:
+    """The text of a coalescable delta event, or None (opaque, empty or malformed deltas)."""
+    data: Any = event.data
+    if type(data) is not dict:
         return None
-    left_data: Any = left.data
-    right_data: Any = right.data
-    if type(left_data) is not dict or type(right_data) is not dict:
+    mapping = cast(dict[str, Any], data)
+    delta = mapping.get("delta")
+    if type(delta) is not str or not delta or "opaque" in mapping:
         return None
-    a = cast(dict[str, Any], left_data)
-    b = cast(dict[str, Any], right_data)
-    left_delta = a.get("delta")
-    right_delta = b.get("delta")
-    if (
-        type(left_delta) is not str
-        or type(right_delta) is not str
-        or not left_delta
-        or not right_delta
-        or a.get("outputIndex") != b.get("outputIndex")
-        or "opaque" in a
-        or "opaque" in b
-        or len(left_delta) + len(right_delta) > _COALESCE_LIMIT
-    ):
-        return None
-    merged = dict(b)
-    merged["delta"] = left_delta + right_delta
-    return attrs.evolve(right, data=merged)
+    return delta
+
+
+def _same_stream(left: RunEvent, right: RunEvent) -> bool:
+    """Two deltas of the same kind, run and output index (their data are dicts already)."""
+    return (
+        left.type == right.type
+        and left.run_id == right.run_id
+        and cast(dict[str, Any], left.data).get("outputIndex")
+        == cast(dict[str, Any], right.data).get("outputIndex")
+    )
 
 
 class EventBuffer:
@@ -84,7 +78,10 @@ class EventBuffer:
         "_closed",
         "_dropped",
         "_gap_start",
+        "_last",
         "_marked",
+        "_parts",
+        "_parts_len",
         "_policy",
         "_queue",
         "_space",
@@ -103,6 +100,11 @@ class EventBuffer:
         self._marked = 0
         self._gap_start = 0
         self._template: RunEvent | None = None
+        # Coalescing in progress on the queue's last entry: its text pieces (joined once, when
+        # the entry is sealed) and the latest merged-in event, whose envelope the merge takes.
+        self._parts: list[str] | None = None
+        self._parts_len = 0
+        self._last: RunEvent | None = None
 
     @property
     def dropped(self) -> int:
@@ -126,6 +128,45 @@ class EventBuffer:
         space = self._space
         if space is not None and not space.done():
             space.set_result(None)
+
+    def _seal(self) -> None:
+        """Materialise the coalesced last entry: the latest envelope with the joined text."""
+        parts = self._parts
+        last = self._last
+        if parts is None or last is None:
+            return
+        self._parts = None
+        self._last = None
+        merged = dict(cast(dict[str, Any], last.data))
+        merged["delta"] = "".join(parts)
+        self._queue[-1] = attrs.evolve(last, data=merged)
+
+    def _merge(self, event: RunEvent) -> bool:
+        """Coalesce ``event`` into the queue's last entry when both are adjacent deltas."""
+        delta = _delta_of(event)
+        if delta is None:
+            return False
+        if self._parts is not None:
+            last = self._last
+            assert last is not None
+            if not _same_stream(last, event) or self._parts_len + len(delta) > _COALESCE_LIMIT:
+                return False
+            self._parts.append(delta)
+            self._parts_len += len(delta)
+            self._last = event
+            return True
+        tail = self._queue[-1]
+        left = _delta_of(tail)
+        if (
+            left is None
+            or not _same_stream(tail, event)
+            or len(left) + len(delta) > _COALESCE_LIMIT
+        ):
+            return False
+        self._parts = [left, delta]
+        self._parts_len = len(left) + len(delta)
+        self._last = event
+        return True
 
     def _flush_marker(self) -> None:
         if not self._dropped or self._template is None:
@@ -151,11 +192,8 @@ class EventBuffer:
         if self._closed:
             return
         queue = self._queue
-        if queue:
-            merged = _coalesce(queue[-1], event) if event.type in _DROPPABLE else None
-            if merged is not None:
-                queue[-1] = merged
-                return
+        if queue and event.type in _DROPPABLE and self._merge(event):
+            return
         while len(queue) >= self._capacity:
             if self._policy == "block":
                 loop = asyncio.get_running_loop()
@@ -171,6 +209,7 @@ class EventBuffer:
                 self._template = event
                 return
             break  # lifecycle, tool and terminal events are never dropped
+        self._seal()
         self._flush_marker()
         queue.append(event)
         self._wake_consumer()
@@ -179,6 +218,7 @@ class EventBuffer:
         """No more events: the consumer drains what is buffered, then stops."""
         if self._closed:
             return
+        self._seal()
         self._flush_marker()
         self._closed = True
         self._wake_consumer()
@@ -189,6 +229,8 @@ class EventBuffer:
         while True:
             queue = self._queue
             if queue:
+                if self._parts is not None and len(queue) == 1:
+                    self._seal()
                 event = queue.popleft()
                 if self._space is not None:
                     self._wake_space()
