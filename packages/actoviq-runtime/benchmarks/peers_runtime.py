@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent.parent
@@ -156,9 +156,10 @@ def run_ours() -> dict[str, Any]:
 
 def _value(result: dict[str, Any], workload: str, key: str) -> float | None:
     entry = result.get(workload)
-    if not isinstance(entry, dict) or key not in entry:
+    if not isinstance(entry, dict):
         return None
-    return float(entry[key])  # pyright: ignore[reportUnknownArgumentType]
+    value = cast(dict[str, object], entry).get(key)
+    return float(value) if isinstance(value, int | float) else None
 
 
 # (workload, metric, CPU-time twin or "", lower is better, target ratio ours/best peer)
