@@ -48,8 +48,11 @@ _DROPPABLE: Final = frozenset({"model.text.delta", "model.reasoning.delta"})
 _COALESCE_LIMIT: Final = 64 * 1024  # characters; keeps memory flat on endless streams
 
 
-def _delta_of(event: RunEvent) -> str | None:
-    """The text of a coalescable delta event, or None (opaque, empty or malformed deltas)."""
+def _delta_key(event: RunEvent) -> tuple[str, tuple[str, str, object]] | None:
+    """``(text, stream key)`` of a coalescable delta, or None (opaque, empty or malformed).
+
+    Two deltas may merge when their stream keys (type, run, output index) are equal.
+    """
     data: Any = event.data
     if type(data) is not dict:
         return None
@@ -57,17 +60,7 @@ def _delta_of(event: RunEvent) -> str | None:
     delta = mapping.get("delta")
     if type(delta) is not str or not delta or "opaque" in mapping:
         return None
-    return delta
-
-
-def _same_stream(left: RunEvent, right: RunEvent) -> bool:
-    """Two deltas of the same kind, run and output index (their data are dicts already)."""
-    return (
-        left.type == right.type
-        and left.run_id == right.run_id
-        and cast(dict[str, Any], left.data).get("outputIndex")
-        == cast(dict[str, Any], right.data).get("outputIndex")
-    )
+    return delta, (event.type, event.run_id, mapping.get("outputIndex"))
 
 
 class EventBuffer:
@@ -78,6 +71,7 @@ class EventBuffer:
         "_closed",
         "_dropped",
         "_gap_start",
+        "_key",
         "_last",
         "_marked",
         "_parts",
@@ -105,6 +99,7 @@ class EventBuffer:
         self._parts: list[str] | None = None
         self._parts_len = 0
         self._last: RunEvent | None = None
+        self._key: tuple[str, str, object] | None = None
 
     @property
     def dropped(self) -> int:
@@ -143,29 +138,25 @@ class EventBuffer:
 
     def _merge(self, event: RunEvent) -> bool:
         """Coalesce ``event`` into the queue's last entry when both are adjacent deltas."""
-        delta = _delta_of(event)
-        if delta is None:
+        found = _delta_key(event)
+        if found is None:
             return False
-        if self._parts is not None:
-            last = self._last
-            assert last is not None
-            if not _same_stream(last, event) or self._parts_len + len(delta) > _COALESCE_LIMIT:
+        delta, key = found
+        parts = self._parts
+        if parts is not None:
+            if key != self._key or self._parts_len + len(delta) > _COALESCE_LIMIT:
                 return False
-            self._parts.append(delta)
+            parts.append(delta)
             self._parts_len += len(delta)
             self._last = event
             return True
-        tail = self._queue[-1]
-        left = _delta_of(tail)
-        if (
-            left is None
-            or not _same_stream(tail, event)
-            or len(left) + len(delta) > _COALESCE_LIMIT
-        ):
+        tail = _delta_key(self._queue[-1])
+        if tail is None or tail[1] != key or len(tail[0]) + len(delta) > _COALESCE_LIMIT:
             return False
-        self._parts = [left, delta]
-        self._parts_len = len(left) + len(delta)
+        self._parts = [tail[0], delta]
+        self._parts_len = len(tail[0]) + len(delta)
         self._last = event
+        self._key = key
         return True
 
     def _flush_marker(self) -> None:
