@@ -367,7 +367,12 @@ def test_stamp_run_event_matches_the_constructor_and_validates() -> None:
     sequencer = RunEventSequencer(_context(), ids=BadIds(), clock=ManualClock())
     with pytest.raises(EventValidationError, match="event_id"):
         sequencer.next("run.started")
+    good = RunEventSequencer(_context(), ids=SequentialIdFactory(), clock=ManualClock())
+    with pytest.raises(EventValidationError, match="timestamp"):
+        good.next("run.started", timestamp="")
     assert sequencer.last_sequence == 0
+    assert good.last_sequence == 0
+    assert good.next("run.started", timestamp="2026-02-03T04:05:06.007Z").sequence == 1
 
 
 def test_random_event_ids_are_canonical_uuid4() -> None:

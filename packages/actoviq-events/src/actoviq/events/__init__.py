@@ -66,12 +66,14 @@ from actoviq.events.errors import (
 )
 from actoviq.events.memory import InMemoryEventSink
 from actoviq.events.redaction import (
+    DEFAULT_KEY_CACHE_LIMIT,
     DEFAULT_REPLACEMENT,
     DEFAULT_SENSITIVE_KEY_PATTERNS,
     REDACTION_PROCESSOR_ID,
     RedactionPolicy,
     RedactionProcessor,
     Redactor,
+    SensitiveKeyMatcher,
     normalize_key,
     redact_text,
     redact_value,
@@ -109,6 +111,7 @@ from actoviq.events.types import (
 )
 
 __all__ = [
+    "DEFAULT_KEY_CACHE_LIMIT",
     "DEFAULT_REPLACEMENT",
     "DEFAULT_SENSITIVE_KEY_PATTERNS",
     "DEFAULT_SINK_TIMEOUT",
@@ -161,6 +164,7 @@ __all__ = [
     "RunInterruptedData",
     "RunResumedData",
     "RunStartedData",
+    "SensitiveKeyMatcher",
     "SequentialIdFactory",
     "SessionCommittedData",
     "SessionLoadedData",

@@ -136,13 +136,14 @@ class SystemClock:
 
     Besides :meth:`now` it offers :meth:`now_iso`, which the event sequencer uses when the
     clock's ``now`` is not overridden: the same text as ``to_iso(clock.now())`` without building
-    a ``datetime`` (the date part is formatted once per second and cached).
+    a ``datetime`` (the text is cached per millisecond, its date part per second).
     """
 
-    __slots__ = ("_second",)
+    __slots__ = ("_millisecond", "_second")
 
     def __init__(self) -> None:
         self._second: tuple[int, str] = (-1, "")
+        self._millisecond: tuple[int, str] = (-1, "")
 
     def now(self) -> datetime:
         """``datetime.now(UTC)``."""
@@ -150,12 +151,18 @@ class SystemClock:
 
     def now_iso(self) -> str:
         """The current time as ISO-8601 UTC with milliseconds and ``Z`` (like ``to_iso``)."""
-        seconds, nanos = divmod(time.time_ns(), 1_000_000_000)
-        cached = self._second  # one tuple read/write keeps this safe across threads
-        if cached[0] != seconds:
-            cached = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(seconds)))
-            self._second = cached
-        return f"{cached[1]}{nanos // 1_000_000:03d}Z"
+        milliseconds = time.time_ns() // 1_000_000
+        cached = self._millisecond  # tuples are replaced whole: safe across threads
+        if cached[0] == milliseconds:
+            return cached[1]
+        seconds, fraction = divmod(milliseconds, 1000)
+        second = self._second
+        if second[0] != seconds:
+            second = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(seconds)))
+            self._second = second
+        text = f"{second[1]}{fraction:03d}Z"
+        self._millisecond = (milliseconds, text)
+        return text
 
 
 class ManualClock:

@@ -29,7 +29,7 @@ from actoviq.events.context import (
     use_trace_context,
 )
 from actoviq.events.dispatcher import EventDispatcher
-from actoviq.events.envelope import RunEvent, stamp_run_event
+from actoviq.events.envelope import RunEvent, build_run_event_unchecked, stamp_run_event
 from actoviq.events.errors import EventValidationError
 
 __all__ = ["EventData", "EventEmitter", "RunEventSequencer"]
@@ -111,7 +111,14 @@ class RunEventSequencer:
             timestamp = now_iso() if now_iso is not None else to_iso(self._clock.now())
         context = self._context
         sequence = self._sequence + 1
-        event = stamp_run_event(
+        # The trace fields come from the (validated, frozen) TraceContext, the sequence is ours
+        # and the type was checked above: only the id factory's and clock's output need a check.
+        build = (
+            build_run_event_unchecked
+            if event_id.__class__ is str and event_id and timestamp.__class__ is str and timestamp
+            else stamp_run_event  # raises the envelope validator's error
+        )
+        event = build(
             event_id,
             sequence,
             context.run_id,

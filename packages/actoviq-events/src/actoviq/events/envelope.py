@@ -201,6 +201,38 @@ def stamp_run_event(
             timestamp=timestamp,
             data=data,
         )
+    return build_run_event_unchecked(
+        event_id,
+        sequence,
+        run_id,
+        parent_run_id,
+        trace_id,
+        span_id,
+        parent_span_id,
+        type,
+        timestamp,
+        data,
+    )
+
+
+def build_run_event_unchecked(
+    event_id: str,
+    sequence: int,
+    run_id: str,
+    parent_run_id: str | None,
+    trace_id: str,
+    span_id: str,
+    parent_span_id: str | None,
+    type: str,
+    timestamp: str,
+    data: JsonValue,
+) -> RunEvent:
+    """Build a schema-version-1 event WITHOUT any check: every field must already be valid.
+
+    For callers that have validated each field themselves (the sequencer checks what its id
+    factory and clock return; the trace fields come from a validated ``TraceContext``). Anyone
+    else uses :func:`stamp_run_event` or ``RunEvent(...)``.
+    """
     event = _new(RunEvent)
     _set_schema_version(event, SCHEMA_VERSION)
     _set_event_id(event, event_id)
