@@ -234,7 +234,9 @@ async def open_database(url: str, *, busy_timeout_ms: int = 5000, echo: bool = F
     thread_engine: Engine | None = None
     if is_sqlite:
         in_memory = ":memory:" in url or url.rstrip("/") in {"sqlite:", "sqlite+aiosqlite:"}
-        _install_sqlite_hooks(engine.sync_engine, busy_timeout_ms=busy_timeout_ms, wal=not in_memory)
+        _install_sqlite_hooks(
+            engine.sync_engine, busy_timeout_ms=busy_timeout_ms, wal=not in_memory
+        )
         if not in_memory:
             # The same file through the stdlib driver, driven from worker threads (see module doc).
             thread_engine = create_engine(

@@ -51,7 +51,7 @@ def prepare_items(items: Sequence[NewSessionItem], stamp: str) -> list[PreparedI
         if type(payload) is not dict or find_json_violation(payload) is not None:
             require_json_object(payload, "payload")  # raises with the shared message
             raise StorageDataError("payload must be a JSON object")  # pragma: no cover
-        body = cast(JsonObject, payload)
+        body = item.payload
         created_at = require_optional_key(item.created_at, "createdAt")
         prepared.append((item_id, kind, dump_json(body), created_at, body))
     return prepared
@@ -100,9 +100,7 @@ def decode_payloads(texts: Sequence[object], label: str) -> list[JsonObject]:
 
 def _check_column(values: Sequence[object], kind: type, field: str) -> None:
     if not all(type(value) is kind for value in values):
-        raise StorageDataError(
-            f"stored {field} must be {'an integer' if kind is int else 'text'}"
-        )
+        raise StorageDataError(f"stored {field} must be {'an integer' if kind is int else 'text'}")
 
 
 def stored_items(rows: Sequence[Sequence[Any]], after: int) -> tuple[StoredSessionItem, ...]:

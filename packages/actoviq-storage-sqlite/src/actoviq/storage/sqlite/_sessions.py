@@ -24,7 +24,6 @@ from actoviq.runtime.stores import (
     SessionSnapshot,
     StorageDataError,
     StorageNotFoundError,
-    StoredSessionItem,
 )
 from actoviq.runtime.stores._rules import session_resource
 from actoviq.runtime.stores.validation import (
@@ -99,9 +98,9 @@ _INSERT_ITEMS = insert(session_items)
 _IN_JOURNAL = (session_items.c.tenant_id == bindparam("p_tenant")) & (
     session_items.c.session_id == bindparam("p_session")
 )
-_EXISTING = select(session_items.c.item_id, session_items.c.kind, session_items.c.payload_json).where(
-    _IN_JOURNAL, session_items.c.item_id.in_(bindparam("p_ids", expanding=True))
-)
+_EXISTING = select(
+    session_items.c.item_id, session_items.c.kind, session_items.c.payload_json
+).where(_IN_JOURNAL, session_items.c.item_id.in_(bindparam("p_ids", expanding=True)))
 _TAIL = (
     select(
         session_items.c.sequence,
@@ -147,18 +146,18 @@ def _session_row(
 def _existing(
     conn: Connection, tenant_id: str, session_id: str, ids: list[str]
 ) -> dict[str, tuple[str, JsonObject]]:
-    rows: list[Row[Any]] = []
+    rows: list[Any] = []
     for start in range(0, len(ids), _ID_CHUNK):
         params = {"p_tenant": tenant_id, "p_session": session_id}
         chunk = ids[start : start + _ID_CHUNK]
         rows.extend(conn.execute(_EXISTING, {**params, "p_ids": chunk}).all())
     payloads = decode_payloads([row.payload_json for row in rows], "payload")
-    return {
-        row.item_id: (row.kind, payload) for row, payload in zip(rows, payloads, strict=True)
-    }
+    return {row.item_id: (row.kind, payload) for row, payload in zip(rows, payloads, strict=True)}
 
 
-def _replay(conn: Connection, tenant_id: str, session_id: str, prepared: list[PreparedItem]) -> bool:
+def _replay(
+    conn: Connection, tenant_id: str, session_id: str, prepared: list[PreparedItem]
+) -> bool:
     """True when every item already exists with the same kind and payload."""
     found = _existing(conn, tenant_id, session_id, [item[0] for item in prepared])
     return len(found) == len(prepared) and all(
@@ -327,7 +326,7 @@ class SqlSessionStore:
         cap = require_limit(limit)
         params: dict[str, Any] = {"p_tenant": tenant_id, "p_session": session_id}
 
-        def work(conn: Connection) -> tuple[Row[Any], Row[Any] | None, int, list[Row[Any]]]:
+        def work(conn: Connection) -> tuple[Row[Any], Row[Any] | None, int, list[Any]]:
             row = conn.execute(_SESSION, params).first()
             if row is None:
                 raise StorageNotFoundError(session_resource(tenant_id, session_id))
