@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 DEFAULT_SINK_TIMEOUT: Final = 10.0
-"""Seconds a sink's ``write`` (or an async processor) may take before it is reported."""
+"""Seconds a sink's ``write`` (or an async processor) may spend suspended before it is reported."""
 
 _T = TypeVar("_T")
 
