@@ -502,11 +502,12 @@ class RedactionProcessor:
 
     Only ``event.data`` is processed; envelope fields are untouched. ``fail_closed`` tells the
     dispatcher that a failure must drop the event, never deliver it unredacted; ``clones_data``
-    tells it that the new ``data`` is a fresh structure sharing nothing mutable with the input.
+    tells it that the new ``data`` is a fresh structure sharing nothing mutable with the input
+    (a subclass overriding :meth:`process` must keep that true or set ``clones_data = False``).
     """
 
     fail_closed: Final = True
-    clones_data: Final = True
+    clones_data: bool = True
 
     def __init__(
         self,
