@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Protocol, TypeVar, cast
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator
+from typing import Any, ClassVar, Protocol, TypeVar, cast
+
+import attrs
 
 from actoviq.core import AbortSignal, ProviderResponseError, ProviderTransportError
 from actoviq.providers.base import BaseModelProvider, PreparedCall
@@ -21,7 +23,13 @@ from actoviq.providers.mapping._common import MappingOptions, as_dict
 from actoviq.providers.stream import StreamMapper, abort_reason
 from actoviq.providers.types import ModelCallContext, ModelRequest, ModelResponse, ResolvedModel
 
-__all__ = ["RETRYABLE_STATUSES", "SDKErrors", "SDKModelProvider", "is_retryable_status"]
+__all__ = [
+    "RETRYABLE_STATUSES",
+    "MappingApi",
+    "SDKErrors",
+    "SDKModelProvider",
+    "is_retryable_status",
+]
 
 _T = TypeVar("_T")
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
@@ -44,6 +52,15 @@ class SDKErrors(Protocol):
 BodyBuilder = Callable[[ModelRequest, str, MappingOptions], dict[str, Any]]
 Parser = Callable[[object, ResolvedModel, ModelRequest, MappingOptions], ModelResponse]
 MapperFactory = Callable[[ResolvedModel, ModelRequest, MappingOptions], StreamMapper]
+
+
+@attrs.frozen(kw_only=True, slots=True)
+class MappingApi:
+    """The pure functions of one provider API (see :mod:`actoviq.providers.mapping`)."""
+
+    build_body: Callable[..., dict[str, Any]]
+    parse: Parser
+    mapper: MapperFactory
 
 
 def provider_message(body: object) -> str | None:
@@ -137,12 +154,19 @@ async def run_abortable(awaitable: Awaitable[_T], signal: AbortSignal | None) ->
 
 
 class SDKModelProvider(BaseModelProvider):
-    """An adapter that sends pure-built bodies through an official SDK client."""
+    """An adapter that sends pure-built bodies through an official SDK client.
+
+    Subclasses set ``_path``, ``_stream_cls`` and ``_transport_errors`` and build the client in
+    :meth:`_new_client`; the client is created lazily and closed by :meth:`aclose` when this
+    provider created it.
+    """
 
     _label = "SDK"
     # HTTP-layer errors the SDK lets through unwrapped (e.g. a read failing mid-stream); the
     # adapter modules set this to their HTTP library's base transport error.
     _transport_errors: tuple[type[BaseException], ...] = ()
+    _path: ClassVar[str] = ""  # the API path every call is POSTed to
+    _stream_cls: ClassVar[Any] = None  # the SDK's ``AsyncStream[object]``
 
     def _map_error(self, error: Exception) -> BaseException:
         mapped = map_sdk_error(error, self._errors, self.id)
@@ -165,10 +189,10 @@ class SDKModelProvider(BaseModelProvider):
         include_raw_response: bool,
         preserve_provider_items: bool,
         emit_provider_events: bool,
-        build_body: Callable[..., dict[str, Any]],
-        parse: Parser,
-        mapper: MapperFactory,
+        api: MappingApi,
         errors: Any,  # the SDK module (openai / anthropic); see SDKErrors
+        client: Any,  # a ready SDK client (then ``client_args`` are unused), or None
+        client_args: dict[str, Any],
     ) -> None:
         super().__init__(
             id=id,
@@ -182,10 +206,13 @@ class SDKModelProvider(BaseModelProvider):
             preserve_provider_items=preserve_provider_items,
             emit_provider_events=emit_provider_events,
         )
-        self._build_body = build_body
-        self._parse = parse
-        self._mapper_factory = mapper
+        self._build_body = api.build_body
+        self._parse = api.parse
+        self._mapper_factory = api.mapper
         self._errors = cast(SDKErrors, errors)
+        self._client: Any = client
+        self._owns_client = client is None
+        self._client_args = client_args
 
     @property
     def mapping_options(self) -> MappingOptions:
@@ -196,10 +223,38 @@ class SDKModelProvider(BaseModelProvider):
         """The provider request body for ``request`` (pure; raises typed errors)."""
         return self._build_body(request, model_id, self._options, stream=stream)
 
+    def _new_client(self, args: dict[str, Any]) -> Any:
+        """A new SDK client from the non-None ``client_args`` (the adapter modules build it)."""
+        raise NotImplementedError
+
+    def _sdk(self) -> Any:
+        if self._client is None:
+            self._client = self._new_client(
+                {key: value for key, value in self._client_args.items() if value is not None}
+            )
+        return self._client
+
     async def _post(
         self, body: dict[str, Any], *, stream: bool, request_timeout: float | None
     ) -> Any:
-        raise NotImplementedError
+        options: Any = {"timeout": request_timeout} if request_timeout is not None else {}
+        client = self._sdk()
+        if stream:
+            return await client.post(
+                self._path,
+                cast_to=object,
+                body=body,
+                options=options,
+                stream=True,
+                stream_cls=self._stream_cls,
+            )
+        return await client.post(self._path, cast_to=object, body=body, options=options)
+
+    async def aclose(self) -> None:
+        """Close the SDK client if this provider created it."""
+        if self._owns_client and self._client is not None:
+            await self._client.close()
+            self._client = None
 
     @staticmethod
     def _timeout(context: ModelCallContext) -> float | None:
@@ -207,18 +262,29 @@ class SDKModelProvider(BaseModelProvider):
             return None
         return max(0.001, (context.deadline - time.time() * 1000) / 1000)
 
-    async def _generate(self, prepared: PreparedCall, context: ModelCallContext) -> ModelResponse:
-        body = self.build_body(prepared.request, prepared.model.model_id, stream=False)
+    @contextlib.contextmanager
+    def _typed_errors(self) -> Generator[None]:
+        """Re-raise SDK (and bare transport) exceptions as our typed errors."""
         try:
-            raw = await run_abortable(
-                self._post(body, stream=False, request_timeout=self._timeout(context)),
-                context.signal,
-            )
+            yield
         except Exception as error:
             mapped = self._map_error(error)
             if mapped is error:
                 raise
             raise mapped from error
+
+    async def _send(
+        self, prepared: PreparedCall, context: ModelCallContext, *, stream: bool
+    ) -> Any:
+        body = self.build_body(prepared.request, prepared.model.model_id, stream=stream)
+        with self._typed_errors():
+            return await run_abortable(
+                self._post(body, stream=stream, request_timeout=self._timeout(context)),
+                context.signal,
+            )
+
+    async def _generate(self, prepared: PreparedCall, context: ModelCallContext) -> ModelResponse:
+        raw = await self._send(prepared, context, stream=False)
         return self._parse(raw, prepared.model, prepared.request, self._options)
 
     def _stream_mapper(self, prepared: PreparedCall) -> StreamMapper:
@@ -227,27 +293,12 @@ class SDKModelProvider(BaseModelProvider):
     async def _open_stream(
         self, prepared: PreparedCall, context: ModelCallContext
     ) -> AsyncIterator[Any]:
-        body = self.build_body(prepared.request, prepared.model.model_id, stream=True)
-        try:
-            sdk_stream = await run_abortable(
-                self._post(body, stream=True, request_timeout=self._timeout(context)),
-                context.signal,
-            )
-        except Exception as error:
-            mapped = self._map_error(error)
-            if mapped is error:
-                raise
-            raise mapped from error
-        return self._events(sdk_stream)
+        return self._events(await self._send(prepared, context, stream=True))
 
     async def _events(self, sdk_stream: Any) -> AsyncIterator[Any]:
         try:
-            async for event in sdk_stream:
-                yield event
-        except Exception as error:
-            mapped = self._map_error(error)
-            if mapped is error:
-                raise
-            raise mapped from error
+            with self._typed_errors():
+                async for event in sdk_stream:
+                    yield event
         finally:
             await sdk_stream.close()

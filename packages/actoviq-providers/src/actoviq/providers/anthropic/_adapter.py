@@ -16,7 +16,7 @@ from typing import Any
 import anthropic
 import httpx2
 
-from actoviq.providers._sdk_adapter import SDKModelProvider
+from actoviq.providers._sdk_adapter import MappingApi, SDKModelProvider
 from actoviq.providers.capabilities import (
     ANTHROPIC_MESSAGES_CAPABILITIES,
     CapabilitiesSource,
@@ -25,6 +25,12 @@ from actoviq.providers.capabilities import (
 from actoviq.providers.mapping import anthropic as mapping
 
 __all__ = ["AnthropicProvider"]
+
+_MESSAGES_API = MappingApi(
+    build_body=mapping.build_request_body,
+    parse=mapping.parse_response,
+    mapper=mapping.AnthropicStreamMapper,
+)
 
 
 class AnthropicProvider(SDKModelProvider):
@@ -43,6 +49,8 @@ class AnthropicProvider(SDKModelProvider):
     """
 
     _transport_errors = (httpx2.TransportError,)
+    _path = "/v1/messages"
+    _stream_cls = anthropic.AsyncStream[object]
 
     def __init__(
         self,
@@ -69,51 +77,33 @@ class AnthropicProvider(SDKModelProvider):
             include_raw_response=include_raw_response,
             preserve_provider_items=preserve_provider_items,
             emit_provider_events=emit_provider_events,
-            build_body=mapping.build_request_body,
-            parse=mapping.parse_response,
-            mapper=mapping.AnthropicStreamMapper,
+            api=_MESSAGES_API,
             errors=anthropic,
+            client=client,
+            client_args=_credential(
+                {
+                    "base_url": base_url.rstrip("/") if base_url else None,
+                    "http_client": http_client,
+                    "max_retries": max_retries,
+                    "timeout": timeout,
+                },
+                api_key=api_key,
+                auth_token=auth_token,
+            ),
         )
-        self._client = client
-        self._owns_client = client is None
-        args: dict[str, Any] = {
-            "base_url": base_url.rstrip("/") if base_url else None,
-            "http_client": http_client,
-            "max_retries": max_retries,
-            "timeout": timeout,
-        }
-        if auth_token is not None:
-            args["auth_token"] = auth_token
-        elif api_key is not None:
-            args["api_key"] = api_key
-        self._client_args = args
 
-    def _sdk(self) -> anthropic.AsyncAnthropic:
-        if self._client is None:
-            args = {k: v for k, v in self._client_args.items() if v is not None}
-            if "auth_token" not in args and "api_key" not in args:
-                args["api_key"] = None  # the SDK reads ANTHROPIC_API_KEY
-            self._client = anthropic.AsyncAnthropic(**args)
-        return self._client
+    def _new_client(self, args: dict[str, Any]) -> anthropic.AsyncAnthropic:
+        if "auth_token" not in args and "api_key" not in args:
+            args["api_key"] = None  # the SDK reads ANTHROPIC_API_KEY
+        return anthropic.AsyncAnthropic(**args)
 
-    async def _post(
-        self, body: dict[str, Any], *, stream: bool, request_timeout: float | None
-    ) -> Any:
-        options: Any = {"timeout": request_timeout} if request_timeout is not None else {}
-        client = self._sdk()
-        if stream:
-            return await client.post(
-                "/v1/messages",
-                cast_to=object,
-                body=body,
-                options=options,
-                stream=True,
-                stream_cls=anthropic.AsyncStream[object],
-            )
-        return await client.post("/v1/messages", cast_to=object, body=body, options=options)
 
-    async def aclose(self) -> None:
-        """Close the SDK client if this provider created it."""
-        if self._owns_client and self._client is not None:
-            await self._client.close()
-            self._client = None
+def _credential(
+    args: dict[str, Any], *, api_key: str | None, auth_token: str | None
+) -> dict[str, Any]:
+    """``args`` with the one credential sent: the Bearer token wins over the API key."""
+    if auth_token is not None:
+        return {**args, "auth_token": auth_token}
+    if api_key is not None:
+        return {**args, "api_key": api_key}
+    return args
