@@ -170,3 +170,38 @@ def test_wheel_ships_the_migrations(tmp_path: Path) -> None:
     assert "actoviq/__init__.py" not in names
     assert "actoviq/storage/__init__.py" not in names
     assert "actoviq/storage/sqlite/py.typed" in names
+
+
+@pytest.mark.parametrize(
+    ("payload_json", "message"),
+    [
+        ('{"a":1},{"b":2}', "not valid JSON"),  # would add an element to a bulk parse
+        ('{"a":NaN}', "not valid JSON"),
+        ('{"a":1e400}', "non-finite number"),  # overflows to inf without a NaN literal
+        ("[1]", "must be a JSON object"),
+    ],
+)
+async def test_corrupt_journal_payload_fails_closed(
+    tmp_path: Path, payload_json: str, message: str
+) -> None:
+    async with await SqliteStorage.open(tmp_path / "j.db") as storage:
+        await storage.sessions.create(tenant_id=T, session_id="s")
+        await storage.sessions.append(
+            tenant_id=T, session_id="s", expected_revision=0, items=_items("a", "b")
+        )
+        async with storage.database.write() as conn:
+            await conn.execute(
+                text(
+                    "INSERT INTO storage_v2_session_items VALUES "
+                    "(:t, 's', 3, 'c', 'text', :p, '2026-01-01T00:00:00.000Z')"
+                ),
+                {"t": T, "p": payload_json},
+            )
+        # StorageDataError (STORAGE_DATA_INVALID) from the per-row fallback of the bulk decode.
+        with pytest.raises(StorageDataError, match=message):
+            await storage.sessions.load(tenant_id=T, session_id="s")
+        good = await storage.sessions.load(tenant_id=T, session_id="s", limit=2)
+        assert [i.payload for i in good.items] == [
+            {"type": "text", "text": "a"},
+            {"type": "text", "text": "b"},
+        ]

@@ -25,6 +25,8 @@ from actoviq.runtime.stores.validation import (
 
 __all__ = ["PreparedItem", "decode_payloads", "prepare_items", "stored_items"]
 
+_DECODE_CHUNK = 2048  # rows decoded per json.loads call
+
 PreparedItem = tuple[str, str, str, str | None, JsonObject]
 """``(item_id, kind, payload_json, created_at, payload)`` of one validated item."""
 
@@ -117,7 +119,9 @@ def stored_items(rows: Sequence[Sequence[Any]], after: int) -> tuple[StoredSessi
     _check_column(item_ids, str, "item_id")
     _check_column(kinds, str, "kind")
     _check_column(stamps, str, "created_at")
-    decoded = decode_payloads(payloads, "payload_json")
+    decoded: list[JsonObject] = []
+    for start in range(0, len(payloads), _DECODE_CHUNK):  # bounds the joined text's size
+        decoded.extend(decode_payloads(payloads[start : start + _DECODE_CHUNK], "payload_json"))
     return tuple(
         StoredSessionItem(
             sequence=sequence, item_id=item_id, kind=kind, payload=payload, created_at=stamp
