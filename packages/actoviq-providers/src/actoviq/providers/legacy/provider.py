@@ -6,7 +6,6 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final, cast
 
 from actoviq.core import (
-    UNSET,
     Base64Source,
     CanonicalItem,
     FileSource,
@@ -40,15 +39,18 @@ from actoviq.providers.legacy.shapes import (
 )
 from actoviq.providers.mapping._common import (
     ANTHROPIC_EFFORTS,
+    BaseStreamMapper,
     MappingOptions,
     as_dict,
-    attach_structured_output,
+    as_index,
     dumps_js,
     finish_reason,
     json_value,
     normalize_effort,
     raw_output,
     refusal_output,
+    require_object,
+    response_from,
     stringify_tool_value,
     text_output,
     tool_call_output,
@@ -233,35 +235,27 @@ def from_legacy_message(
     options: MappingOptions,
 ) -> ModelResponse:
     """A legacy message as a :class:`ModelResponse`."""
-    data = as_dict(message)
-    if data is None:
-        raise ProviderResponseError(
-            "Legacy ModelApi returned a non-object message.", provider_id=options.provider_id
-        )
+    data = require_object(
+        message, options.provider_id, "Legacy ModelApi returned a non-object message."
+    )
     output: list[CanonicalItem] = [
         _from_legacy_block(block, options.provider_id)
         for block in cast(list[Any], data.get("content") or [])
     ]
-    structured = attach_structured_output(request, output)
-    message_id = data.get("id")
-    return ModelResponse(
-        id=message_id if isinstance(message_id, str) and message_id else "msg_legacy",
+    return response_from(
+        data,
+        fallback_id="msg_legacy",
         model=model,
+        request=request,
         output=output,
-        finish_reason=finish_reason(data.get("stop_reason")),
+        finish=finish_reason(data.get("stop_reason")),
         usage=legacy_usage_to_core(data.get("usage")),
-        structured_output=structured,
-        raw_response=json_value(data) if options.include_raw_response else UNSET,
+        options=options,
     )
 
 
-class LegacyStreamMapper:
+class LegacyStreamMapper(BaseStreamMapper):
     """Maps legacy stream events (plus the synthetic final event) to stream events."""
-
-    def __init__(self, model: ResolvedModel, request: ModelRequest, options: MappingOptions):
-        self._model = model
-        self._request = request
-        self._options = options
 
     def map(self, event: Any) -> list[ModelStreamEvent]:
         """Events for one legacy stream event."""
@@ -276,8 +270,7 @@ class LegacyStreamMapper:
                     response=from_legacy_message(message, self._model, self._request, self._options)
                 )
             ]
-        index = data.get("index")
-        output_index = index if isinstance(index, int) and not isinstance(index, bool) else None
+        output_index = as_index(data.get("index"))
         delta = as_dict(data.get("delta")) or {}
         delta_type = delta.get("type")
         if kind == "content_block_delta":

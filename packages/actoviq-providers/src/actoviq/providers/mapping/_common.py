@@ -25,11 +25,20 @@ from actoviq.core import (
     Usage,
 )
 from actoviq.providers.errors import ProviderOptionsError
-from actoviq.providers.types import FinishReason, ModelRequest
+from actoviq.providers.types import (
+    FinishReason,
+    ModelRequest,
+    ModelResponse,
+    ModelStreamEvent,
+    ProviderEvent,
+    ResolvedModel,
+)
 
 __all__ = [
+    "BaseStreamMapper",
     "MappingOptions",
     "as_dict",
+    "as_index",
     "attach_structured_output",
     "compact",
     "dumps_js",
@@ -40,6 +49,8 @@ __all__ = [
     "normalize_effort",
     "raw_output",
     "refusal_output",
+    "require_object",
+    "response_from",
     "safe_json_parse",
     "stream_error",
     "stringify_tool_value",
@@ -80,6 +91,23 @@ def compact(**fields: Any) -> dict[str, Any]:
 def as_dict(value: object) -> dict[str, Any] | None:
     """``value`` as a str-keyed dict, or None."""
     return cast(dict[str, Any], value) if isinstance(value, dict) else None
+
+
+def as_index(value: object) -> int | None:
+    """``value`` when it is an int (not a bool): a stream event's position field."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def require_object(raw: object, provider_id: str, message: str) -> dict[str, Any]:
+    """``raw`` as a dict.
+
+    Raises:
+        ProviderResponseError: ``raw`` is not an object (``message`` says from where).
+    """
+    data = as_dict(raw)
+    if data is None:
+        raise ProviderResponseError(message, provider_id=provider_id)
+    return data
 
 
 def safe_json_parse(value: object) -> object:
@@ -340,3 +368,63 @@ def stream_error(provider_id: str, event: Mapping[str, Any]) -> ProviderResponse
         retryable=retryable,
         details={"errorType": str(kind)} if kind else None,
     )
+
+
+def response_from(
+    data: Mapping[str, Any],
+    *,
+    fallback_id: str,
+    model: ResolvedModel,
+    request: ModelRequest,
+    output: list[CanonicalItem],
+    finish: FinishReason,
+    usage: Usage,
+    options: MappingOptions,
+) -> ModelResponse:
+    """A parsed provider response: its id (else ``fallback_id``), structured output, raw body."""
+    structured = attach_structured_output(request, output)
+    response_id = data.get("id")
+    return ModelResponse(
+        id=response_id if isinstance(response_id, str) and response_id else fallback_id,
+        model=model,
+        output=output,
+        finish_reason=finish,
+        usage=usage,
+        structured_output=structured,
+        raw_response=json_value(data) if options.include_raw_response else UNSET,
+    )
+
+
+class BaseStreamMapper:
+    """State every stream mapper keeps (the call it maps for) and the helpers they share."""
+
+    def __init__(self, model: ResolvedModel, request: ModelRequest, options: MappingOptions):
+        self._model = model
+        self._request = request
+        self._options = options
+
+    def _provider_events(self, data: Mapping[str, Any]) -> list[ModelStreamEvent]:
+        """The event re-emitted verbatim when ``emit_provider_events`` is on (not ``done``)."""
+        if not self._options.emit_provider_events or data.get("type") == "done":
+            return []
+        return [ProviderEvent(provider=self._options.provider_id, event=json_value(data))]
+
+    def _streamed_response(
+        self,
+        output: list[CanonicalItem],
+        *,
+        response_id: str,
+        finish: FinishReason | None,
+        usage: Usage,
+    ) -> ModelResponse:
+        """The response assembled from deltas; without a finish reason, from the tool calls."""
+        structured = attach_structured_output(self._request, output)
+        has_calls = any(isinstance(item, ToolCallItem) for item in output)
+        return ModelResponse(
+            id=response_id,
+            model=self._model,
+            output=output,
+            finish_reason=finish or ("tool_calls" if has_calls else "stop"),
+            usage=usage,
+            structured_output=structured,
+        )

@@ -13,14 +13,12 @@ from collections.abc import Mapping
 from typing import Any, Final, cast
 
 from actoviq.core import (
-    UNSET,
     Base64Source,
     CanonicalItem,
     DocumentItem,
     ErrorItem,
     FileSource,
     ImageItem,
-    ProviderResponseError,
     RawItem,
     ReasoningItem,
     RefusalItem,
@@ -33,9 +31,10 @@ from actoviq.core import (
 )
 from actoviq.providers.mapping._common import (
     ANTHROPIC_EFFORTS,
+    BaseStreamMapper,
     MappingOptions,
     as_dict,
-    attach_structured_output,
+    as_index,
     compact,
     dumps_js,
     finish_reason,
@@ -44,6 +43,8 @@ from actoviq.providers.mapping._common import (
     normalize_effort,
     raw_output,
     refusal_output,
+    require_object,
+    response_from,
     stream_error,
     stringify_tool_value,
     text_output,
@@ -55,7 +56,6 @@ from actoviq.providers.types import (
     ModelRequest,
     ModelResponse,
     ModelStreamEvent,
-    ProviderEvent,
     ReasoningDelta,
     ResolvedModel,
     ResponseCompleted,
@@ -299,12 +299,9 @@ def parse_response(
     raw: object, model: ResolvedModel, request: ModelRequest, options: MappingOptions
 ) -> ModelResponse:
     """An Anthropic ``message`` object as a :class:`ModelResponse`."""
-    data = as_dict(raw)
-    if data is None:
-        raise ProviderResponseError(
-            "Anthropic transport returned a non-object response.",
-            provider_id=options.provider_id,
-        )
+    data = require_object(
+        raw, options.provider_id, "Anthropic transport returned a non-object response."
+    )
     output: list[CanonicalItem] = []
     for entry in cast(list[Any], data.get("content") or []):
         output.extend(_map_block(entry, options))
@@ -312,25 +309,23 @@ def parse_response(
         isinstance(item, RefusalItem) for item in output
     ):
         output.append(refusal_output("The provider refused the request.", data.get("stop_details")))
-    structured = attach_structured_output(request, output)
-    return ModelResponse(
-        id=data["id"] if isinstance(data.get("id"), str) and data["id"] else "msg_unknown",
+    return response_from(
+        data,
+        fallback_id="msg_unknown",
         model=model,
+        request=request,
         output=output,
-        finish_reason=finish_reason(data.get("stop_reason")),
+        finish=finish_reason(data.get("stop_reason")),
         usage=anthropic_usage(data.get("usage")),
-        structured_output=structured,
-        raw_response=json_value(data) if options.include_raw_response else UNSET,
+        options=options,
     )
 
 
-class AnthropicStreamMapper:
+class AnthropicStreamMapper(BaseStreamMapper):
     """Maps Messages stream events; assembles content blocks by index."""
 
     def __init__(self, model: ResolvedModel, request: ModelRequest, options: MappingOptions):
-        self._model = model
-        self._request = request
-        self._options = options
+        super().__init__(model, request, options)
         self._id: str | None = None
         self._usage = Usage(requests=1)
         self._raw_usage: dict[str, int] = {}
@@ -344,8 +339,7 @@ class AnthropicStreamMapper:
             return []
         kind = data.get("type")
         out: list[ModelStreamEvent] = []
-        index = data.get("index")
-        has_index = isinstance(index, int) and not isinstance(index, bool)
+        index = as_index(data.get("index"))
         if kind == "error":
             raise stream_error(self._options.provider_id, data)
         if kind == "message_start":
@@ -354,13 +348,13 @@ class AnthropicStreamMapper:
                 self._id = message["id"]
             if as_dict(message.get("usage")) is not None:
                 self._merge_usage(message["usage"])
-        elif kind == "content_block_start" and has_index:
+        elif kind == "content_block_start" and index is not None:
             block = as_dict(data.get("content_block"))
             if block is not None:
-                self._blocks[cast(int, index)] = {"block": dict(block), "text": "", "args": ""}
-        elif kind == "content_block_delta" and has_index:
+                self._blocks[index] = {"block": dict(block), "text": "", "args": ""}
+        elif kind == "content_block_delta" and index is not None:
             delta = as_dict(data.get("delta")) or {}
-            out.extend(self._delta(cast(int, index), delta))
+            out.extend(self._delta(index, delta))
         elif kind == "message_delta":
             delta = as_dict(data.get("delta")) or {}
             if "stop_reason" in delta and delta["stop_reason"] is not None:
@@ -375,8 +369,7 @@ class AnthropicStreamMapper:
                     response=parse_response(message, self._model, self._request, self._options)
                 )
             )
-        if self._options.emit_provider_events and kind != "done":
-            out.append(ProviderEvent(provider=self._options.provider_id, event=json_value(data)))
+        out.extend(self._provider_events(data))
         return out
 
     def _merge_usage(self, raw: dict[str, Any]) -> None:
@@ -464,13 +457,6 @@ class AnthropicStreamMapper:
                 if state["text"]:
                     value["text"] = str(block.get("text") or "") + state["text"]
                 output.append(raw_output(self._options.provider_id, value))
-        structured = attach_structured_output(self._request, output)
-        has_calls = any(isinstance(item, ToolCallItem) for item in output)
-        return ModelResponse(
-            id=self._id or "msg_stream",
-            model=self._model,
-            output=output,
-            finish_reason=self._finish or ("tool_calls" if has_calls else "stop"),
-            usage=self._usage,
-            structured_output=structured,
+        return self._streamed_response(
+            output, response_id=self._id or "msg_stream", finish=self._finish, usage=self._usage
         )

@@ -14,14 +14,12 @@ from collections.abc import Mapping
 from typing import Any, Final, cast
 
 from actoviq.core import (
-    UNSET,
     Base64Source,
     CanonicalItem,
     DocumentItem,
     ErrorItem,
     FileSource,
     ImageItem,
-    ProviderResponseError,
     RawItem,
     ReasoningItem,
     RefusalItem,
@@ -30,12 +28,14 @@ from actoviq.core import (
     ToolCallItem,
     ToolResultItem,
     UrlSource,
+    Usage,
 )
 from actoviq.providers.mapping._common import (
     OPENAI_EFFORTS,
+    BaseStreamMapper,
     MappingOptions,
     as_dict,
-    attach_structured_output,
+    as_index,
     compact,
     dumps_js,
     finish_reason,
@@ -44,6 +44,8 @@ from actoviq.providers.mapping._common import (
     normalize_effort,
     raw_output,
     refusal_output,
+    require_object,
+    response_from,
     stringify_tool_value,
     text_output,
     tool_call_output,
@@ -56,7 +58,6 @@ from actoviq.providers.types import (
     ModelRequest,
     ModelResponse,
     ModelStreamEvent,
-    ProviderEvent,
     ReasoningDelta,
     RefusalDelta,
     ResolvedModel,
@@ -237,7 +238,7 @@ def build_request_body(
     return merge_provider_options(request, options.provider_id, RESERVED_KEYS, body)
 
 
-def chat_usage(raw: object) -> Any:
+def chat_usage(raw: object) -> Usage:
     """Chat usage, audio tokens included (02 §6.8 item 13)."""
     return usage_from_paths(
         raw,
@@ -255,12 +256,9 @@ def parse_response(
     raw: object, model: ResolvedModel, request: ModelRequest, options: MappingOptions
 ) -> ModelResponse:
     """A ``chat.completion`` object as a :class:`ModelResponse` (first choice only)."""
-    data = as_dict(raw)
-    if data is None:
-        raise ProviderResponseError(
-            "OpenAI Chat transport returned a non-object response.",
-            provider_id=options.provider_id,
-        )
+    data = require_object(
+        raw, options.provider_id, "OpenAI Chat transport returned a non-object response."
+    )
     choices = cast(list[Any], data.get("choices") or [])
     choice = as_dict(choices[0]) if choices else None
     choice = choice or {}
@@ -315,32 +313,30 @@ def parse_response(
                 summary=reasoning if isinstance(reasoning, str) else None,
             ),
         )
-    structured = attach_structured_output(request, output)
-    return ModelResponse(
-        id=data["id"] if isinstance(data.get("id"), str) and data["id"] else "chatcmpl_unknown",
+    return response_from(
+        data,
+        fallback_id="chatcmpl_unknown",
         model=model,
+        request=request,
         output=output,
-        finish_reason=finish_reason(choice.get("finish_reason")),
+        finish=finish_reason(choice.get("finish_reason")),
         usage=chat_usage(data.get("usage")),
-        structured_output=structured,
-        raw_response=json_value(data) if options.include_raw_response else UNSET,
+        options=options,
     )
 
 
-class ChatStreamMapper:
+class ChatStreamMapper(BaseStreamMapper):
     """Maps ``chat.completion.chunk`` events; assembles the final response from the deltas."""
 
     def __init__(self, model: ResolvedModel, request: ModelRequest, options: MappingOptions):
-        self._model = model
-        self._request = request
-        self._options = options
+        super().__init__(model, request, options)
         self._id: str | None = None
         self._text = ""
         self._reasoning = ""
         self._refusal = ""
         self._calls: dict[int, dict[str, str]] = {}
         self._finish: FinishReason | None = None
-        self._usage: Any = None
+        self._usage: Usage | None = None
 
     def map(self, event: Any) -> list[ModelStreamEvent]:
         """Events for one chunk."""
@@ -365,17 +361,13 @@ class ChatStreamMapper:
             if usage is not None:
                 self._usage = chat_usage(usage)
                 out.append(UsageReport(usage=self._usage))
-        if self._options.emit_provider_events and data.get("type") != "done":
-            out.append(ProviderEvent(provider=self._options.provider_id, event=json_value(data)))
+        out.extend(self._provider_events(data))
         return out
 
     def _choice(self, choice: Mapping[str, Any]) -> list[ModelStreamEvent]:
         out: list[ModelStreamEvent] = []
         delta = as_dict(choice.get("delta")) or {}
-        raw_index = choice.get("index")
-        index = (
-            raw_index if isinstance(raw_index, int) and not isinstance(raw_index, bool) else None
-        )
+        index = as_index(choice.get("index"))
         content = delta.get("content")
         if isinstance(content, str) and content:
             self._text += content
@@ -394,12 +386,9 @@ class ChatStreamMapper:
             call = as_dict(call_entry)
             if call is None:
                 continue
-            raw_tool_index = call.get("index")
-            tool_index = (
-                raw_tool_index
-                if isinstance(raw_tool_index, int) and not isinstance(raw_tool_index, bool)
-                else len(self._calls)
-            )
+            tool_index = as_index(call.get("index"))
+            if tool_index is None:
+                tool_index = len(self._calls)
             entry = self._calls.setdefault(tool_index, {"id": "", "name": "", "arguments": ""})
             new_data = False
             if isinstance(call.get("id"), str) and call["id"] and call["id"] != entry["id"]:
@@ -448,15 +437,9 @@ class ChatStreamMapper:
             output.append(
                 tool_call_output(entry["id"] or f"call_{index}", entry["name"], entry["arguments"])
             )
-        structured = attach_structured_output(self._request, output)
-        has_calls = any(isinstance(item, ToolCallItem) for item in output)
-        from actoviq.core import Usage
-
-        return ModelResponse(
-            id=self._id or "chatcmpl_stream",
-            model=self._model,
-            output=output,
-            finish_reason=self._finish or ("tool_calls" if has_calls else "stop"),
+        return self._streamed_response(
+            output,
+            response_id=self._id or "chatcmpl_stream",
+            finish=self._finish,
             usage=self._usage if self._usage is not None else Usage(requests=1),
-            structured_output=structured,
         )

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from typing import Any, Final, cast
 
 from actoviq.core import (
-    UNSET,
     Base64Source,
     CanonicalItem,
     CapabilityError,
@@ -29,13 +28,15 @@ from actoviq.core import (
     ToolCallItem,
     ToolResultItem,
     UrlSource,
+    Usage,
 )
 from actoviq.providers.errors import InvalidModelRequestError
 from actoviq.providers.mapping._common import (
     OPENAI_EFFORTS,
+    BaseStreamMapper,
     MappingOptions,
     as_dict,
-    attach_structured_output,
+    as_index,
     compact,
     dumps_js,
     finish_reason,
@@ -44,6 +45,8 @@ from actoviq.providers.mapping._common import (
     normalize_effort,
     raw_output,
     refusal_output,
+    require_object,
+    response_from,
     stream_error,
     stringify_tool_value,
     text_output,
@@ -55,7 +58,6 @@ from actoviq.providers.types import (
     ModelRequest,
     ModelResponse,
     ModelStreamEvent,
-    ProviderEvent,
     ReasoningDelta,
     RefusalDelta,
     ResolvedModel,
@@ -306,28 +308,24 @@ def parse_response(
     raw: object, model: ResolvedModel, request: ModelRequest, options: MappingOptions
 ) -> ModelResponse:
     """A Responses API response object as a :class:`ModelResponse`."""
-    data = as_dict(raw)
-    if data is None:
-        from actoviq.core import ProviderResponseError
-
-        raise ProviderResponseError(
-            "OpenAI Responses transport returned a non-object response.",
-            provider_id=options.provider_id,
-        )
+    data = require_object(
+        raw, options.provider_id, "OpenAI Responses transport returned a non-object response."
+    )
     output: list[CanonicalItem] = []
     for entry in cast(list[Any], data.get("output") or []):
         output.extend(_map_output_item(entry, options))
-    structured = attach_structured_output(request, output)
     incomplete = as_dict(data.get("incomplete_details"))
     if any(isinstance(item, ToolCallItem) for item in output):
         reason = "tool_calls"
     else:
         reason = finish_reason(incomplete.get("reason") if incomplete else data.get("status"))
-    return ModelResponse(
-        id=data["id"] if isinstance(data.get("id"), str) and data["id"] else "resp_unknown",
+    return response_from(
+        data,
+        fallback_id="resp_unknown",
         model=model,
+        request=request,
         output=output,
-        finish_reason=reason,
+        finish=reason,
         usage=usage_from_paths(
             data.get("usage"),
             input=["input_tokens"],
@@ -336,23 +334,19 @@ def parse_response(
             cache_read=["input_tokens_details.cached_tokens"],
             reasoning=["output_tokens_details.reasoning_tokens"],
         ),
-        structured_output=structured,
-        raw_response=json_value(data) if options.include_raw_response else UNSET,
+        options=options,
     )
 
 
 def _index(event: Mapping[str, Any]) -> int | None:
-    value = event.get("output_index")
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return as_index(event.get("output_index"))
 
 
-class ResponsesStreamMapper:
+class ResponsesStreamMapper(BaseStreamMapper):
     """Maps Responses stream events; builds a fallback response if no completion arrives."""
 
     def __init__(self, model: ResolvedModel, request: ModelRequest, options: MappingOptions):
-        self._model = model
-        self._request = request
-        self._options = options
+        super().__init__(model, request, options)
         self._text = ""
         self._reasoning = ""
         self._items: list[CanonicalItem] = []
@@ -413,8 +407,7 @@ class ResponsesStreamMapper:
             out.append(ResponseCompleted(response=self._parse(data["response"])))
         elif data.get("object") == "response":
             out.append(ResponseCompleted(response=self._parse(data)))
-        if self._options.emit_provider_events and kind != "done":
-            out.append(ProviderEvent(provider=self._options.provider_id, event=json_value(data)))
+        out.extend(self._provider_events(data))
         return out
 
     def _parse(self, raw: object) -> ModelResponse:
@@ -438,15 +431,6 @@ class ResponsesStreamMapper:
         for call_id, entry in self._calls.items():
             if call_id not in seen:
                 output.append(tool_call_output(call_id, entry["name"], entry["arguments"]))
-        structured = attach_structured_output(self._request, output)
-        has_calls = any(isinstance(item, ToolCallItem) for item in output)
-        from actoviq.core import Usage
-
-        return ModelResponse(
-            id="resp_stream",
-            model=self._model,
-            output=output,
-            finish_reason="tool_calls" if has_calls else "stop",
-            usage=Usage(requests=1),
-            structured_output=structured,
+        return self._streamed_response(
+            output, response_id="resp_stream", finish=None, usage=Usage(requests=1)
         )
