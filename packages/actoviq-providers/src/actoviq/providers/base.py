@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from types import TracebackType
-from typing import Any, Self, cast
+from typing import Any, cast
 
 import attrs
 
 from actoviq.core import JsonObject, ModelRefParts, model_ref_parts
+from actoviq.providers._lifecycle import AsyncCloseable
 from actoviq.providers.capabilities import (
     CapabilitiesSource,
     CapabilityResolver,
@@ -39,7 +39,7 @@ def namespaced_options(request: ModelRequest, provider_id: str) -> JsonObject:
     return cast(JsonObject, value) if isinstance(value, dict) else {}
 
 
-class BaseModelProvider:
+class BaseModelProvider(AsyncCloseable):
     """Ownership checks, capability resolution and preflight shared by every adapter.
 
     Subclasses implement :meth:`_generate` and :meth:`_open_stream`.
@@ -141,20 +141,6 @@ class BaseModelProvider:
             return await self._open_stream(prepared, stream_context)
 
         return ModelStream(context=context, start=start, mapper=_LateMapper(mapper_holder))
-
-    async def aclose(self) -> None:
-        """Release resources (nothing by default)."""
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     # -- subclass hooks ---------------------------------------------------------------------------
 

@@ -11,12 +11,12 @@ Both :meth:`ModelRegistry.generate` and :meth:`ModelRegistry.stream` run preflig
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
-from types import TracebackType
 from typing import Any, Self, cast
 
 import attrs
 
 from actoviq.core import ModelRefParts, ModelRegistryError, model_ref_parts
+from actoviq.providers._lifecycle import AsyncCloseable
 from actoviq.providers.capabilities import ModelCapabilities, assert_request_capabilities
 from actoviq.providers.protocol import ModelProvider
 from actoviq.providers.stream import ModelStream, check_call_available
@@ -43,7 +43,7 @@ class PreparedModelCall:
     request: ModelRequest
 
 
-class ModelRegistry:
+class ModelRegistry(AsyncCloseable):
     """Providers by id, with a default provider for bare model names.
 
     Example:
@@ -187,17 +187,6 @@ class ModelRegistry:
         """Close every registered provider."""
         for provider in self._providers.values():
             await provider.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 async def _forward(inner: ModelStream) -> AsyncIterator[ModelStreamEvent]:

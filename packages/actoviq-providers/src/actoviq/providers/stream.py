@@ -19,12 +19,12 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from types import TracebackType
-from typing import Any, Protocol, Self
+from typing import Any, Protocol
 
 import attrs
 
 from actoviq.core import AbortController, AbortSignal
+from actoviq.providers._lifecycle import AsyncCloseable, Outcome
 from actoviq.providers.errors import (
     ModelCallAbortedError,
     ModelCallTimeoutError,
@@ -80,7 +80,7 @@ def check_call_available(context: ModelCallContext) -> None:
 StartFn = Callable[[ModelCallContext], Awaitable[StreamSource]]
 
 
-class ModelStream:
+class ModelStream(AsyncCloseable):
     """A lazy, single-consumer stream of model events with a settled final response.
 
     Args:
@@ -110,9 +110,7 @@ class ModelStream:
         self._reader: asyncio.Task[Any] | None = None  # the task suspended in a source read
         self._interrupting = False  # _on_abort cancelled the reader; _read withdraws it
         self._completed_emitted = False
-        self._result: ModelResponse | None = None
-        self._error: BaseException | None = None
-        self._settled = asyncio.Event()
+        self._outcome: Outcome[ModelResponse] = Outcome()
         parent = self._context.signal
         self._detach: Callable[[], None] | None = None
         if parent is not None:
@@ -144,9 +142,9 @@ class ModelStream:
     async def aclose(self) -> None:
         """Stop the stream: cancels it if unfinished, closes the provider source, settles."""
         if not self._natural_end:
-            if not self._controller.signal.aborted and not self._settled.is_set():
+            if not self._controller.signal.aborted and not self._outcome.settled:
                 self._controller.abort(ModelCallAbortedError("Model stream stopped early."))
-            if not self._settled.is_set():
+            if not self._outcome.settled:
                 self._fail(abort_reason(self._controller.signal, "Model stream stopped early."))
         if self._reader is not None:
             return  # the reader is interrupted by the abort and closes the source itself
@@ -154,28 +152,13 @@ class ModelStream:
         await self._close_source()
         self._detach_parent()
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
     # -- settlement -------------------------------------------------------------------------------
 
     def _settle(self, response: ModelResponse) -> None:
-        if not self._settled.is_set():
-            self._result = response
-            self._settled.set()
+        self._outcome.resolve(response)
 
     def _fail(self, error: BaseException) -> None:
-        if not self._settled.is_set():
-            self._error = error
-            self._settled.set()
+        self._outcome.fail(error)
 
     def _detach_parent(self) -> None:
         if self._detach is not None:
@@ -197,11 +180,7 @@ class ModelStream:
         if not self._consumer_started:
             async for _ in self:
                 pass
-        await self._settled.wait()
-        if self._error is not None:
-            raise self._error
-        assert self._result is not None
-        return self._result
+        return await self._outcome.wait()
 
     # -- iteration --------------------------------------------------------------------------------
 
@@ -255,7 +234,7 @@ class ModelStream:
             self._queue.append(mapped)
 
     def _end(self) -> None:
-        response = self._result
+        response = self._outcome.value
         if response is None or not self._completed_emitted:
             response = self._mapper.finalize()
         self._settle(response)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections import deque
 from collections.abc import Mapping, Sequence
-from types import TracebackType
-from typing import Any, Final, Self, cast
+from typing import Any, Final, cast
 
 from actoviq.core import (
     Base64Source,
@@ -24,6 +22,7 @@ from actoviq.core import (
     ToolResultItem,
     UrlSource,
 )
+from actoviq.providers._lifecycle import AsyncCloseable, Outcome
 from actoviq.providers.errors import ModelCallAbortedError, StreamConsumedError
 from actoviq.providers.legacy.shapes import (
     ContentBlock,
@@ -266,7 +265,7 @@ class ModelProviderLegacyAdapter:
         return LegacyMessageStream(stream)
 
 
-class LegacyMessageStream:
+class LegacyMessageStream(AsyncCloseable):
     """Provider v2 stream events translated to legacy ``MessageStreamEvent`` s (02 §4.3).
 
     Single consumer. ``final_message()`` drains the stream when nobody iterated it. Use
@@ -282,9 +281,7 @@ class LegacyMessageStream:
         self._announced = False
         self._done = False
         self._completed = False
-        self._final: Message | None = None
-        self._error: BaseException | None = None
-        self._settled = asyncio.Event()
+        self._outcome: Outcome[Message] = Outcome()
 
     def __aiter__(self) -> LegacyMessageStream:
         if self._started:
@@ -313,11 +310,7 @@ class LegacyMessageStream:
         if not self._started:
             async for _ in self:
                 pass
-        await self._settled.wait()
-        if self._error is not None:
-            raise self._error
-        assert self._final is not None
-        return self._final
+        return await self._outcome.wait()
 
     async def aclose(self) -> None:
         """Close the provider stream; an unfinished stream settles as stopped early."""
@@ -325,26 +318,11 @@ class LegacyMessageStream:
         await self._stream.aclose()
         self._fail(ModelCallAbortedError("Legacy model stream stopped early."))
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
     def _fail(self, error: BaseException) -> None:
-        if not self._settled.is_set():
-            self._error = error
-            self._settled.set()
+        self._outcome.fail(error)
 
     def _resolve(self, message: Message) -> None:
-        if not self._settled.is_set():
-            self._final = message
-            self._settled.set()
+        self._outcome.resolve(message)
 
     def _open(self, key: str, block: ContentBlock) -> int:
         index = self._blocks.get(key)
