@@ -55,6 +55,7 @@ from actoviq.providers.mapping._common import (
     text_output,
     tool_call_output,
 )
+from actoviq.providers.mapping.anthropic import build_tool_choice
 from actoviq.providers.stream import StreamMapper
 from actoviq.providers.types import (
     ModelCallContext,
@@ -67,7 +68,6 @@ from actoviq.providers.types import (
     ResponseCompleted,
     TextDelta,
     ToolCallDelta,
-    ToolChoice,
     UsageReport,
 )
 
@@ -147,20 +147,6 @@ def to_legacy_message_param(item: CanonicalItem) -> MessageParam:
     return {"role": "assistant" if assistant else "user", "content": [_legacy_block(item)]}
 
 
-def _legacy_tool_choice(request: ModelRequest) -> LegacyToolChoice | None:
-    policy, parallel = request.tool_policy, request.parallel_tool_calls
-    if policy is None and parallel is None:
-        return None
-    choice: LegacyToolChoice
-    if isinstance(policy, ToolChoice):
-        choice = {"type": "tool", "name": policy.name}
-    else:
-        choice = {"type": {"none": "none", "required": "any"}.get(policy or "auto", "auto")}
-    if parallel is not None:
-        choice["disable_parallel_tool_use"] = not parallel
-    return choice
-
-
 def to_legacy_request(
     request: ModelRequest, model_id: str, context: ModelCallContext | None = None
 ) -> LegacyModelRequest:
@@ -189,9 +175,9 @@ def to_legacy_request(
                 entry["strict"] = tool.strict
             tools.append(entry)
         legacy["tools"] = tools
-    choice = _legacy_tool_choice(request)
+    choice = build_tool_choice(request)  # the legacy shape is the Messages one
     if choice is not None:
-        legacy["tool_choice"] = choice
+        legacy["tool_choice"] = cast(LegacyToolChoice, choice)
     if request.metadata is not None:
         legacy["metadata"] = dict(request.metadata)
     if request.stop_sequences is not None:

@@ -71,6 +71,7 @@ __all__ = [
     "AnthropicStreamMapper",
     "anthropic_usage",
     "build_request_body",
+    "build_tool_choice",
     "parse_response",
 ]
 
@@ -152,7 +153,8 @@ def map_message(item: CanonicalItem, options: MappingOptions, model: str) -> dic
             raise unsupported(item, options.provider_id, model)
 
 
-def _tool_choice(request: ModelRequest) -> dict[str, Any] | None:
+def build_tool_choice(request: ModelRequest) -> dict[str, Any] | None:
+    """The Messages ``tool_choice`` (also the legacy one), or None when the request sets none."""
     policy, parallel = request.tool_policy, request.parallel_tool_calls
     if policy is None and parallel is None:
         return None
@@ -232,7 +234,7 @@ def build_request_body(
         temperature=request.temperature,
         stop_sequences=list(request.stop_sequences) if request.stop_sequences is not None else None,
         tools=tools,
-        tool_choice=_tool_choice(request),
+        tool_choice=build_tool_choice(request),
         output_config=output_config,
         thinking=thinking,
         metadata=_metadata(request),
