@@ -164,3 +164,31 @@ def test_usage_wire_form_round_trips() -> None:
 def test_integral_float_counters_are_accepted_as_ints() -> None:
     usage = normalize_usage_delta({"inputTokens": 3.0})
     assert usage.input_tokens == 3 and type(usage.input_tokens) is int
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"input_tokens": -1}, "inputTokens"),
+        ({"cost_usd": float("nan")}, "costUsd"),
+        ({"requests": True}, "requests"),
+        ({"output_tokens": 1.5}, "outputTokens"),
+        ({"total_tokens": 2**53}, "totalTokens"),
+    ],
+)
+def test_usage_values_are_validated_when_built(kwargs: dict[str, Any], field: str) -> None:
+    with pytest.raises(UsageValueError) as caught:
+        Usage(**kwargs)
+    assert caught.value.field == field
+
+
+def test_adding_usages_past_the_safe_integer_range_is_refused() -> None:
+    big = Usage(input_tokens=2**53 - 1)
+    with pytest.raises(UsageValueError, match="inputTokens"):
+        UsageAccumulator(big).add(Usage(input_tokens=1))
+
+
+def test_a_built_usage_is_its_own_normal_form() -> None:
+    usage = Usage(input_tokens=3, output_tokens=4, total_tokens=7)
+    assert normalize_usage_delta(usage) is usage
+    assert Usage(input_tokens=3.0).input_tokens == 3  # type: ignore[arg-type]

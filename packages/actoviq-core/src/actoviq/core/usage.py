@@ -72,6 +72,14 @@ class Usage:
     audio_output_tokens: int = 0
     cost_usd: float = 0
 
+    def __attrs_post_init__(self) -> None:
+        # Same rules as normalize_usage_delta: a Usage is always valid once built.
+        for wire, attr in _ATTRS.items():
+            value = getattr(self, attr)
+            checked = _check(wire, value)
+            if checked is not value:
+                object.__setattr__(self, attr, checked)
+
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             requests=self.requests + other.requests,
@@ -93,9 +101,6 @@ class Usage:
 
 UsageDelta: TypeAlias = "Mapping[str, object] | Usage"
 """A partial usage report: a mapping with camelCase keys (absent keys mean "not reported")."""
-
-_EMPTY: Final = Usage()
-
 
 def empty_usage() -> Usage:
     """Usage with every counter at zero."""
@@ -127,6 +132,9 @@ def _check(name: str, value: object) -> int | float:
     return number
 
 
+_EMPTY: Final = Usage()
+
+
 def normalize_usage_delta(delta: Mapping[str, object] | Usage) -> Usage:
     """Validate a partial report and fill in the rest.
 
@@ -138,9 +146,8 @@ def normalize_usage_delta(delta: Mapping[str, object] | Usage) -> Usage:
             above 2**53-1, or not a number (``True`` and ``None`` included).
     """
     if isinstance(delta, Usage):
-        mapping: Mapping[str, object] = delta.to_json()
-    else:
-        mapping = delta
+        return delta  # validated when it was built
+    mapping = delta
     values: dict[str, int | float] = {}
     for name in USAGE_FIELDS:
         if name in mapping:
