@@ -9,6 +9,8 @@ from typing import Any, cast
 
 import httpx2
 
+from actoviq.core import ModelRefParts, TextItem
+from actoviq.providers import ModelRequest, ResolvedModel
 from actoviq.providers._sdk_adapter import SDKModelProvider
 from actoviq.providers.anthropic import AnthropicProvider
 from actoviq.providers.openai import OpenAIChatProvider, OpenAIResponsesProvider
@@ -22,6 +24,31 @@ CORPUS_API = {
     "openai-chat": "openai-chat",
     "anthropic-messages": "anthropic",
 }
+
+
+def resolved_model(provider: str, model: str = "test-model") -> ResolvedModel:
+    """``provider:model`` as a resolved model."""
+    return ResolvedModel(
+        provider_id=provider, model_id=model, ref=ModelRefParts(provider=provider, model=model)
+    )
+
+
+def golden_vectors(folder: str) -> list[tuple[str, dict[str, Any]]]:
+    """``(adapter, vector)`` for every vector in ``GOLDEN/<folder>/<adapter>.json``."""
+    return [
+        (adapter, vector)
+        for adapter in ADAPTERS
+        for vector in json.loads((GOLDEN / folder / f"{adapter}.json").read_text("utf-8"))[
+            "vectors"
+        ]
+    ]
+
+
+def legacy_request(**kwargs: Any) -> ModelRequest:
+    """A one-message request for the ``legacy`` provider."""
+    return ModelRequest(
+        model="legacy:legacy-model", input=[TextItem(role="user", text="hello")], **kwargs
+    )
 
 
 class Recorder:

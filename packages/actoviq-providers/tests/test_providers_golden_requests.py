@@ -17,9 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from providers_support import ADAPTERS, GOLDEN, assert_json_equal
+from providers_support import assert_json_equal, golden_vectors, resolved_model
 
-from actoviq.core import CapabilityError, ModelRefParts, UnknownItemTypeError, from_json
+from actoviq.core import CapabilityError, UnknownItemTypeError, from_json
 from actoviq.providers import (
     ALL_CAPABILITIES,
     ANTHROPIC_MESSAGES_CAPABILITIES,
@@ -27,7 +27,6 @@ from actoviq.providers import (
     OPENAI_RESPONSES_CAPABILITIES,
     ModelRequest,
     ProviderOptionsError,
-    ResolvedModel,
     assert_request_capabilities,
 )
 from actoviq.providers.mapping import MappingOptions, anthropic, openai_chat, openai_responses
@@ -46,25 +45,8 @@ DEFAULTS = {
 }
 
 
-def _vectors() -> list[tuple[str, dict[str, Any]]]:
-    folder = GOLDEN / "provider-requests"
-    return [
-        (adapter, vector)
-        for adapter in ADAPTERS
-        for vector in json.loads((folder / f"{adapter}.json").read_text("utf-8"))["vectors"]
-    ]
-
-
-VECTORS = _vectors()
+VECTORS = golden_vectors("provider-requests")
 IDS = [f"{adapter}:{vector['name']}" for adapter, vector in VECTORS]
-
-
-def _model(adapter: str) -> ResolvedModel:
-    return ResolvedModel(
-        provider_id=adapter,
-        model_id="test-model",
-        ref=ModelRefParts(provider=adapter, model="test-model"),
-    )
 
 
 def _build(adapter: str, request: ModelRequest) -> dict[str, Any]:
@@ -227,7 +209,7 @@ CHAT_FILE_PARTS: dict[str, Json] = {
 
 
 def _preflight_then_build(adapter: str, request: ModelRequest) -> None:
-    assert_request_capabilities(adapter, _model(adapter), ALL_CAPABILITIES, request)
+    assert_request_capabilities(adapter, resolved_model(adapter), ALL_CAPABILITIES, request)
     _build(adapter, request)
 
 
@@ -254,13 +236,15 @@ def test_golden_preflight_with_default_capabilities(adapter: str, vector: dict[s
         # S8 / 02 §6.8 item 10: the port refuses another provider's reasoning in preflight,
         # before (and instead of) the reference's capability result.
         with pytest.raises(CapabilityError, match="Reasoning item for provider other-provider"):
-            assert_request_capabilities(adapter, _model(adapter), DEFAULTS[adapter], request)
+            assert_request_capabilities(
+                adapter, resolved_model(adapter), DEFAULTS[adapter], request
+            )
         return
     if outcome["ok"]:
-        assert_request_capabilities(adapter, _model(adapter), DEFAULTS[adapter], request)
+        assert_request_capabilities(adapter, resolved_model(adapter), DEFAULTS[adapter], request)
         return
     with pytest.raises(CapabilityError) as info:
-        assert_request_capabilities(adapter, _model(adapter), DEFAULTS[adapter], request)
+        assert_request_capabilities(adapter, resolved_model(adapter), DEFAULTS[adapter], request)
     wanted = copy.deepcopy(outcome["error"]["toJSON"])
     if vector["name"] == "raw-other-provider":
         # 02 §6.6: the port fixes the reference's model=providerId in the raw-ownership error.

@@ -18,10 +18,16 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from providers_support import ADAPTERS, GOLDEN, assert_json_equal, strict_diff
+from providers_support import (
+    GOLDEN,
+    assert_json_equal,
+    golden_vectors,
+    resolved_model,
+    strict_diff,
+)
 
-from actoviq.core import ModelRefParts, ProviderResponseError, from_json, to_json
-from actoviq.providers import ModelCallContext, ModelRequest, ModelStream, ResolvedModel
+from actoviq.core import ProviderResponseError, from_json, to_json
+from actoviq.providers import ModelCallContext, ModelRequest, ModelStream
 from actoviq.providers.mapping import MappingOptions, anthropic, openai_chat, openai_responses
 
 MODULES: dict[str, Any] = {
@@ -37,24 +43,7 @@ MAPPERS: dict[str, Any] = {
 Json = Any
 
 
-def _vectors() -> list[tuple[str, dict[str, Any]]]:
-    folder = GOLDEN / "provider-responses"
-    return [
-        (adapter, vector)
-        for adapter in ADAPTERS
-        for vector in json.loads((folder / f"{adapter}.json").read_text("utf-8"))["vectors"]
-    ]
-
-
-VECTORS = _vectors()
-
-
-def _model(adapter: str) -> ResolvedModel:
-    return ResolvedModel(
-        provider_id=adapter,
-        model_id="test-model",
-        ref=ModelRefParts(provider=adapter, model="test-model"),
-    )
+VECTORS = golden_vectors("provider-responses")
 
 
 def _options(adapter: str, vector: dict[str, Any], *, emit: bool = False) -> MappingOptions:
@@ -344,11 +333,16 @@ def test_golden_generate(adapter: str, vector: dict[str, Any]) -> None:
     if "error" in expected:
         # TypeError in the reference → ProviderResponseError here (02 §6.6); same message.
         with pytest.raises(ProviderResponseError) as info:
-            parse(vector["provider_response"], _model(adapter), request, _options(adapter, vector))
+            parse(
+                vector["provider_response"],
+                resolved_model(adapter),
+                request,
+                _options(adapter, vector),
+            )
         assert str(info.value) == expected["error"]["message"]
         return
     response = parse(
-        vector["provider_response"], _model(adapter), request, _options(adapter, vector)
+        vector["provider_response"], resolved_model(adapter), request, _options(adapter, vector)
     )
     assert_json_equal(expected["response"], to_json(response), vector["name"])
 
@@ -357,7 +351,9 @@ async def _run_stream(
     adapter: str, vector: dict[str, Any], *, emit: bool
 ) -> tuple[list[Json], Json | BaseException]:
     request = from_json(ModelRequest, vector["request"])
-    mapper = MAPPERS[adapter](_model(adapter), request, _options(adapter, vector, emit=emit))
+    mapper = MAPPERS[adapter](
+        resolved_model(adapter), request, _options(adapter, vector, emit=emit)
+    )
 
     async def start(_: ModelCallContext) -> AsyncIterator[Any]:
         async def source() -> AsyncIterator[Any]:
@@ -437,7 +433,7 @@ def test_golden_provider_usage(case: dict[str, Any]) -> None:
         del body["usage"]
     request = ModelRequest(model=f"{adapter}:test-model", input=[])
     response = MODULES[adapter].parse_response(
-        body, _model(adapter), request, MappingOptions(provider_id=adapter)
+        body, resolved_model(adapter), request, MappingOptions(provider_id=adapter)
     )
     expected = {**case["usage"], **USAGE_OVERRIDES.get((adapter, case["name"]), {})}
     assert ("decision_override" in case) is ((adapter, case["name"]) in USAGE_OVERRIDES)
