@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import event, text
+from sqlalchemy.engine import Connection
 
 from actoviq.runtime import (
     NewSessionItem,
@@ -19,6 +20,11 @@ from actoviq.runtime import (
     StorageUnavailableError,
 )
 from actoviq.storage.sqlite import SqliteStorage, StorageSchemaError
+from actoviq.storage.sqlite._journal_sql import (
+    CoreJournalSql,
+    DriverJournalSql,
+    ItemRow,
+)
 
 T = "default"
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -88,16 +94,23 @@ class DiskFull(OSError):
     code = "ENOSPC"
 
 
-async def test_failed_item_insert_rolls_back_and_propagates_unchanged(tmp_path: Path) -> None:
+async def test_failed_item_insert_rolls_back_and_propagates_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async with await SqliteStorage.open(tmp_path / "f.db") as storage:
         await storage.sessions.create(tenant_id=T, session_id="s")
         state = {"armed": True}
+        real_insert = DriverJournalSql.insert_items
 
-        def fail_items(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-            if state["armed"] and statement.startswith("INSERT INTO storage_v2_session_items"):
+        def fail_items(self: DriverJournalSql, conn: Connection, rows: list[ItemRow]) -> None:
+            # The first row really goes in, then the "disk" fails: all of it must roll back.
+            real_insert(self, conn, rows[:1])
+            if state["armed"]:
                 raise DiskFull("disk full")
+            real_insert(self, conn, rows[1:])
 
-        event.listen(storage.database.session_engine, "before_cursor_execute", fail_items)
+        assert isinstance(storage.database.journal_sql, DriverJournalSql)
+        monkeypatch.setattr(DriverJournalSql, "insert_items", fail_items)
         with pytest.raises(DiskFull) as caught:
             await storage.sessions.append(
                 tenant_id=T, session_id="s", expected_revision=0, items=_items("a", "b")
@@ -111,6 +124,35 @@ async def test_failed_item_insert_rolls_back_and_propagates_unchanged(tmp_path: 
             tenant_id=T, session_id="s", expected_revision=0, items=_items("a", "b")
         )
         assert (again.revision, again.last_sequence) == (1, 2)
+
+
+async def test_failed_core_insert_rolls_back_and_propagates_unchanged() -> None:
+    # ``:memory:`` runs the journal in SQLAlchemy Core (the PostgreSQL path), where cursor events
+    # fire for every statement.
+    async with await SqliteStorage.open(":memory:") as storage:
+        assert isinstance(storage.database.journal_sql, CoreJournalSql)
+        await storage.sessions.create(tenant_id=T, session_id="s")
+        state = {"armed": True}
+
+        def fail_items(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+            if state["armed"] and statement.startswith("INSERT INTO storage_v2_session_items"):
+                raise DiskFull("disk full")
+
+        event.listen(storage.database.session_engine, "before_cursor_execute", fail_items)
+        with pytest.raises(DiskFull):
+            await storage.sessions.append(
+                tenant_id=T, session_id="s", expected_revision=0, items=_items("a", "b")
+            )
+        record = await storage.sessions.get(tenant_id=T, session_id="s")
+        assert record is not None
+        assert (record.revision, record.last_sequence) == (0, 0)
+        state["armed"] = False
+        again = await storage.sessions.append(
+            tenant_id=T, session_id="s", expected_revision=0, items=_items("a", "b")
+        )
+        assert (again.revision, again.last_sequence) == (1, 2)
+        loaded = await storage.sessions.load(tenant_id=T, session_id="s")
+        assert [item.item_id for item in loaded.items] == ["a", "b"]
 
 
 async def test_corrupt_rows_fail_closed(tmp_path: Path) -> None:

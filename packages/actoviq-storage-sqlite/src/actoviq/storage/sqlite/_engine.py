@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
 from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -33,6 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.pool import StaticPool
 
 from actoviq.runtime.stores import StorageUnavailableError
+from actoviq.storage.sqlite._journal_sql import CoreJournalSql, DriverJournalSql, JournalSql
 from actoviq.storage.sqlite._tables import SCHEMA_VERSION, schema_table
 from actoviq.storage.sqlite.errors import StorageSchemaError
 
@@ -86,6 +88,11 @@ class Database:
             None
             if thread_engine is None
             else ThreadPoolExecutor(max_workers=_THREADS, thread_name_prefix="actoviq-sqlite")
+        )
+        # The session journal's hot-path statements: driver SQL on the thread engine's sqlite3
+        # connections, SQLAlchemy Core elsewhere (see ``_journal_sql``).
+        self.journal_sql: JournalSql = (
+            CoreJournalSql() if thread_engine is None else DriverJournalSql()
         )
 
     @property
@@ -166,7 +173,8 @@ def _transaction(engine: Engine, work: Callable[[Connection], T]) -> T:
     try:
         with engine.connect() as conn, conn.begin():
             return work(conn)
-    except OperationalError as error:
+    except (OperationalError, sqlite3.OperationalError) as error:
+        # sqlite3's own errors come from the journal's driver SQL (``_journal_sql``).
         raise _unavailable(error) from error
 
 
@@ -248,6 +256,8 @@ async def open_database(url: str, *, busy_timeout_ms: int = 5000, echo: bool = F
     database = Database(engine, busy_timeout_ms=busy_timeout_ms, thread_engine=thread_engine)
     try:
         await _upgrade(database)
+        # Prepare / compile the session journal's statements now, not on the first append.
+        await database.run_write(database.journal_sql.warm)
     except BaseException:
         await database.aclose()
         raise

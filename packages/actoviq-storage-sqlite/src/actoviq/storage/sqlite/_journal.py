@@ -3,13 +3,28 @@
 Kept apart from the SQL so the rules are readable on their own. They match the runtime's shared
 rules (``prepare_append``, ``decode_json_object``) message for message, without their per-item
 deep copies: an append only needs the JSON text, and ``json.loads`` already returns fresh objects.
+
+Append: each payload is serialised by the C JSON encoder first (``allow_nan=False`` refuses
+non-finite floats, ``check_circular`` refuses cycles, unknown types raise); what the encoder
+accepts but strict JSON does not (tuples, ``str``/``int``/``float``/``dict``/``list`` subclasses,
+non-``str`` keys) is then refused by an exact-type pass over the now known acyclic value, which
+checks whole containers with ``set(map(type, ...))`` instead of one Python step per node. Anything
+refused goes through the shared strict validator, so the error is the shared one. The property
+test ``test_storage_sqlite_journal_codec.py`` checks this equals "validate, then dump".
+
+Load (trust boundary): rows are re-checked column by column and every payload is decoded with
+non-finite numbers refused, so a corrupt row fails closed with ``StorageDataError``. The values
+``json.loads`` returns are strict JSON by construction (``str`` keys, ``list``/``dict``/``str``/
+``int``/finite ``float``/``bool``/``None`` only), so the checked columns are put into
+``StoredSessionItem`` slots directly rather than through its ``__init__``.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
+from types import MemberDescriptorType
 from typing import Any, cast
 
 from actoviq.core import JsonObject, find_json_violation
@@ -23,7 +38,13 @@ from actoviq.runtime.stores.validation import (
     require_optional_key,
 )
 
-__all__ = ["PreparedItem", "decode_payloads", "prepare_items", "stored_items"]
+__all__ = [
+    "PreparedItem",
+    "decode_payloads",
+    "dump_json_object",
+    "prepare_items",
+    "stored_items",
+]
 
 _DECODE_CHUNK = 2048  # rows decoded per json.loads call
 
@@ -49,14 +70,95 @@ def prepare_items(items: Sequence[NewSessionItem], stamp: str) -> list[PreparedI
             raise StorageDataError(f"append contains duplicate itemId {item_id!r}")
         seen.add(item_id)
         kind = require_key(item.kind, "kind")
-        payload: object = item.payload
-        if type(payload) is not dict or find_json_violation(payload) is not None:
-            require_json_object(payload, "payload")  # raises with the shared message
-            raise StorageDataError("payload must be a JSON object")  # pragma: no cover
         body = item.payload
         created_at = require_optional_key(item.created_at, "createdAt")
-        prepared.append((item_id, kind, dump_json(body), created_at, body))
+        prepared.append((item_id, kind, dump_json_object(body, "payload"), created_at, body))
     return prepared
+
+
+def _unserialisable(value: object) -> object:
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _make_encode() -> Callable[[object], str]:
+    """``dump_json``'s exact output, from one reusable C encoder when the C extension exists.
+
+    The reusable encoder has no cycle markers (a shared markers dict would not be thread-safe):
+    a cycle then ends in ``RecursionError`` (the C encoder guards its recursion), which sends the
+    value to the strict validator like any other refusal.
+    """
+    make: Any = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython always has the C accelerator
+        encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return encoder.encode
+    iterencode: Any = make(
+        None, _unserialisable, json.encoder.encode_basestring, None, ":", ",", False, False, False
+    )
+    join = "".join
+
+    def encode(value: object) -> str:
+        return join(iterencode(value, 0))
+
+    return encode
+
+
+_encode = _make_encode()
+# Exact types (``type(x) is ...``, never subclasses); floats reaching here are already finite.
+_LEAVES: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+_CONTAINERS: frozenset[type] = _LEAVES | {dict, list}
+_NESTED: set[type] = {dict, list}
+_DICT: type = dict  # compared by identity without narrowing ``object`` to ``dict[Unknown, ...]``
+_STR_ONLY: set[type] = {str}
+_DICT_ONLY: set[type] = {dict}
+
+
+def _exact_json(value: dict[Any, Any]) -> bool:
+    """Exact strict-JSON types throughout ``value``, which must already be acyclic."""
+    pending: list[Any] = [value]
+    while pending:
+        node: object = pending.pop()
+        children: Collection[object]
+        if type(node) is dict:
+            mapping = cast(dict[object, object], node)
+            if mapping and not _types(mapping) <= _STR_ONLY:
+                return False
+            children = mapping.values()
+        else:
+            children = cast(list[object], node)
+        kinds = _types(children)
+        if kinds <= _LEAVES:
+            continue
+        if not kinds <= _CONTAINERS:
+            return False
+        pending.extend(child for child in children if type(child) in _NESTED)
+    return True
+
+
+def _is_json_object(value: object) -> bool:
+    return type(value) is _DICT and find_json_violation(value) is None
+
+
+def dump_json_object(value: object, label: str) -> str:
+    """Strict-JSON-object check and compact dump in one pass; equals "validate, then dump".
+
+    Raises:
+        StorageDataError: ``value`` is not a strict JSON object (the shared message, naming the
+            offending path).
+    """
+    if type(value) is _DICT:
+        body = cast(dict[Any, Any], value)
+        try:
+            text = _encode(body)
+        except (ValueError, TypeError, RecursionError):
+            pass
+        else:
+            if _exact_json(body):
+                return text
+    # Refused (or a value the encoder cannot write): the shared rules name the problem.
+    if not _is_json_object(value):
+        require_json_object(value, label)  # raises with the shared message
+        raise StorageDataError(f"{label} must be a JSON object")  # pragma: no cover
+    return dump_json(cast(JsonObject, value))  # what the strict path would do (may raise)
 
 
 def _reject_constant(name: str) -> object:
@@ -82,7 +184,7 @@ def decode_payloads(texts: Sequence[object], label: str) -> list[JsonObject]:
     if not texts:
         return []
     values: Any = None
-    if all(type(text) is str for text in texts):
+    if _types(texts) == _STR_ONLY:
         try:
             values = json.loads(
                 "[" + ",".join(cast(Sequence[str], texts)) + "]",
@@ -94,14 +196,18 @@ def decode_payloads(texts: Sequence[object], label: str) -> list[JsonObject]:
     if (
         type(values) is not list
         or len(cast(list[object], values)) != len(texts)
-        or not all(type(value) is dict for value in cast(list[object], values))
+        or _types(cast(list[object], values)) != _DICT_ONLY
     ):
         return [decode_json_object(text, label) for text in texts]
     return cast(list[JsonObject], values)
 
 
+def _types(values: Iterable[object]) -> set[type]:
+    return set(map(type, values))
+
+
 def _check_column(values: Sequence[object], kind: type, field: str) -> None:
-    if not all(type(value) is kind for value in values):
+    if values and _types(values) != {kind}:
         raise StorageDataError(f"stored {field} must be {'an integer' if kind is int else 'text'}")
 
 
@@ -122,11 +228,51 @@ def stored_items(rows: Sequence[Sequence[Any]], after: int) -> tuple[StoredSessi
     decoded: list[JsonObject] = []
     for start in range(0, len(payloads), _DECODE_CHUNK):  # bounds the joined text's size
         decoded.extend(decode_payloads(payloads[start : start + _DECODE_CHUNK], "payload_json"))
-    return tuple(
-        StoredSessionItem(
-            sequence=sequence, item_id=item_id, kind=kind, payload=payload, created_at=stamp
+    return _build_items(sequences, item_ids, kinds, decoded, stamps)
+
+
+def _slot_setters() -> tuple[Any, ...] | None:
+    """The slot setters of ``StoredSessionItem``, if it is still the five-field slotted class."""
+    names = ("sequence", "item_id", "kind", "payload", "created_at")
+    fields = getattr(StoredSessionItem, "__attrs_attrs__", ())
+    if tuple(field.name for field in fields) != names or any(
+        field.converter is not None or field.validator is not None for field in fields
+    ):
+        return None  # pragma: no cover - the runtime changed the class: use its __init__
+    slots = [StoredSessionItem.__dict__.get(name) for name in names]
+    if not all(type(slot) is MemberDescriptorType for slot in slots):
+        return None  # pragma: no cover - not slotted any more
+    return tuple(cast(MemberDescriptorType, slot).__set__ for slot in slots)
+
+
+_SETTERS = _slot_setters()
+
+
+def _build_items(
+    sequences: Sequence[int],
+    item_ids: Sequence[str],
+    kinds: Sequence[str],
+    payloads: Sequence[JsonObject],
+    stamps: Sequence[str],
+) -> tuple[StoredSessionItem, ...]:
+    """``StoredSessionItem``s from columns already checked (the trust boundary, module doc)."""
+    columns = zip(sequences, item_ids, kinds, payloads, stamps, strict=True)
+    if _SETTERS is None:  # pragma: no cover - see _slot_setters
+        return tuple(
+            StoredSessionItem(sequence=a, item_id=b, kind=c, payload=d, created_at=e)
+            for a, b, c, d, e in columns
         )
-        for sequence, item_id, kind, payload, stamp in zip(
-            sequences, item_ids, kinds, decoded, stamps, strict=True
-        )
-    )
+    set_sequence, set_item_id, set_kind, set_payload, set_created_at = _SETTERS
+    new = object.__new__
+    cls = StoredSessionItem
+    out: list[StoredSessionItem] = []
+    append = out.append
+    for sequence, item_id, kind, payload, stamp in columns:
+        item = new(cls)
+        set_sequence(item, sequence)
+        set_item_id(item, item_id)
+        set_kind(item, kind)
+        set_payload(item, payload)
+        set_created_at(item, stamp)
+        append(item)
+    return tuple(out)

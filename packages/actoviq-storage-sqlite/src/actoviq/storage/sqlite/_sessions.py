@@ -2,12 +2,15 @@
 
 Every operation is one synchronous function of a ``Connection`` run by
 :meth:`Database.run_write` / :meth:`Database.run_read`: on a SQLite file the whole transaction is
-one hop to a worker thread, on PostgreSQL it is the async engine's ``run_sync``. Statements are
-built once at import (bound parameters only), so SQLAlchemy compiles each once per dialect.
+one hop to a worker thread, on PostgreSQL it is the async engine's ``run_sync``. The hot path
+(append, load) goes through :attr:`Database.journal_sql`: driver SQL on a SQLite file, Core
+elsewhere. The rarer statements (create, conflicts, compaction, listing) stay in Core, built once
+at import (bound parameters only), so SQLAlchemy compiles each once per dialect.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,6 +44,7 @@ from actoviq.storage.sqlite._journal import (
     prepare_items,
     stored_items,
 )
+from actoviq.storage.sqlite._journal_sql import SESSION_COLUMNS
 from actoviq.storage.sqlite._tables import session_items, session_snapshots, sessions
 
 
@@ -56,37 +60,25 @@ def _int(value: object, field: str) -> int:
     return require_revision(value, field)
 
 
-def record_from_row(row: Row[Any]) -> SessionRecord:
-    """Decode and re-validate a session row (fail closed)."""
+def record_from_row(row: Sequence[Any]) -> SessionRecord:
+    """Decode and re-validate a session row in ``SESSION_COLUMNS`` order (fail closed)."""
+    tenant_id, session_id, revision, metadata_json, created_at, updated_at, last_sequence = row
     return SessionRecord(
-        tenant_id=_text(row.tenant_id, "tenant_id"),
-        session_id=_text(row.session_id, "session_id"),
-        revision=_int(row.revision, "revision"),
-        metadata=decode_json_object(row.metadata_json, "metadata_json"),
-        created_at=_text(row.created_at, "created_at"),
-        updated_at=_text(row.updated_at, "updated_at"),
-        last_sequence=_int(row.last_sequence, "last_sequence"),
+        tenant_id=_text(tenant_id, "tenant_id"),
+        session_id=_text(session_id, "session_id"),
+        revision=_int(revision, "revision"),
+        metadata=decode_json_object(metadata_json, "metadata_json"),
+        created_at=_text(created_at, "created_at"),
+        updated_at=_text(updated_at, "updated_at"),
+        last_sequence=_int(last_sequence, "last_sequence"),
     )
 
 
 _KEY = and_(
     sessions.c.tenant_id == bindparam("p_tenant"), sessions.c.session_id == bindparam("p_session")
 )
-_SESSION = select(sessions).where(_KEY)
+_SESSION = select(*(sessions.c[name] for name in SESSION_COLUMNS)).where(_KEY)
 _SESSION_LOCKED = _SESSION.with_for_update()
-# The conditional UPDATE is the CAS (and takes the row lock on PostgreSQL); RETURNING gives the
-# new tail, so the happy path of an append is two statements.
-_BUMP = (
-    update(sessions)
-    .where(_KEY)
-    .where(sessions.c.revision == bindparam("p_expected"))
-    .values(
-        revision=sessions.c.revision + 1,
-        updated_at=bindparam("p_stamp"),
-        last_sequence=sessions.c.last_sequence + bindparam("p_count"),
-    )
-    .returning(*sessions.c)
-)
 _COMPACT_BUMP = (
     update(sessions)
     .where(_KEY)
@@ -94,41 +86,19 @@ _COMPACT_BUMP = (
     .values(revision=sessions.c.revision + 1, updated_at=bindparam("p_stamp"))
 )
 _CREATE = insert(sessions)
-_INSERT_ITEMS = insert(session_items)
 _IN_JOURNAL = (session_items.c.tenant_id == bindparam("p_tenant")) & (
     session_items.c.session_id == bindparam("p_session")
 )
 _EXISTING = select(
     session_items.c.item_id, session_items.c.kind, session_items.c.payload_json
 ).where(_IN_JOURNAL, session_items.c.item_id.in_(bindparam("p_ids", expanding=True)))
-_TAIL = (
-    select(
-        session_items.c.sequence,
-        session_items.c.item_id,
-        session_items.c.kind,
-        session_items.c.payload_json,
-        session_items.c.created_at,
-    )
-    .where(_IN_JOURNAL, session_items.c.sequence > bindparam("p_after"))
-    .order_by(session_items.c.sequence)
-)
-_TAIL_LIMITED = _TAIL.limit(bindparam("p_limit", type_=Integer))
-_NEWEST_SNAPSHOT = (
-    select(session_snapshots)
-    .where(
-        session_snapshots.c.tenant_id == bindparam("p_tenant"),
-        session_snapshots.c.session_id == bindparam("p_session"),
-    )
-    .order_by(session_snapshots.c.through_sequence.desc())
-    .limit(1)
-)
 _NEWEST_THROUGH = select(func.max(session_snapshots.c.through_sequence)).where(
     session_snapshots.c.tenant_id == bindparam("p_tenant"),
     session_snapshots.c.session_id == bindparam("p_session"),
 )
 _INSERT_SNAPSHOT = insert(session_snapshots)
 _LIST = (
-    select(sessions)
+    select(*(sessions.c[name] for name in SESSION_COLUMNS))
     .where(sessions.c.tenant_id == bindparam("p_tenant"))
     .order_by(sessions.c.updated_at.desc(), sessions.c.session_id)
 )
@@ -251,17 +221,10 @@ class SqlSessionStore:
         resource = session_resource(tenant_id, session_id)
         count = len(prepared)
 
+        sql = self._db.journal_sql
+
         def work(conn: Connection) -> SessionRecord:
-            bumped = conn.execute(
-                _BUMP,
-                {
-                    "p_tenant": tenant_id,
-                    "p_session": session_id,
-                    "p_expected": expected,
-                    "p_stamp": stamp,
-                    "p_count": count,
-                },
-            ).first()
+            bumped = sql.bump(conn, tenant_id, session_id, expected, stamp, count)
             if bumped is None:
                 row = _session_row(conn, tenant_id, session_id, lock=True)
                 if row is None:
@@ -274,19 +237,11 @@ class SqlSessionStore:
                 )
             updated = record_from_row(bumped)
             first = updated.last_sequence - count + 1
-            conn.execute(
-                _INSERT_ITEMS,
+            sql.insert_items(
+                conn,
                 [
-                    {
-                        "tenant_id": tenant_id,
-                        "session_id": session_id,
-                        "sequence": first + offset,
-                        "item_id": item_id,
-                        "kind": kind,
-                        "payload_json": text,
-                        "created_at": created_at or stamp,
-                    }
-                    for offset, (item_id, kind, text, created_at, _) in enumerate(prepared)
+                    (tenant_id, session_id, sequence, item_id, kind, text, created_at or stamp)
+                    for sequence, (item_id, kind, text, created_at, _) in enumerate(prepared, first)
                 ],
             )
             return updated
@@ -299,7 +254,7 @@ class SqlSessionStore:
 
         try:
             return await self._db.run_write(work)
-        except IntegrityError:
+        except (IntegrityError, sqlite3.IntegrityError):  # Core / driver SQL (``_journal_sql``)
             pass
         # An item id from an earlier append: an idempotent retry, or a real clash.
         record = await self._db.run_read(replayed)
@@ -324,34 +279,31 @@ class SqlSessionStore:
         if after_sequence is not None:
             require_revision(after_sequence, "afterSequence")
         cap = require_limit(limit)
-        params: dict[str, Any] = {"p_tenant": tenant_id, "p_session": session_id}
+        sql = self._db.journal_sql
 
-        def work(conn: Connection) -> tuple[Row[Any], Row[Any] | None, int, list[Any]]:
-            row = conn.execute(_SESSION, params).first()
+        def work(
+            conn: Connection,
+        ) -> tuple[Sequence[Any], Sequence[Any] | None, int, list[Sequence[Any]]]:
+            row = sql.session(conn, tenant_id, session_id)
             if row is None:
                 raise StorageNotFoundError(session_resource(tenant_id, session_id))
             snap = None
             if after_sequence is None and use_snapshot:
-                snap = conn.execute(_NEWEST_SNAPSHOT, params).first()
-            start = (
-                _int(snap.through_sequence, "through_sequence")
-                if snap is not None
-                else after_sequence or 0
-            )
-            query = _TAIL if cap is None else _TAIL_LIMITED
-            tail = conn.execute(query, {**params, "p_after": start, "p_limit": cap}).all()
-            return row, snap, start, list(tail)
+                snap = sql.newest_snapshot(conn, tenant_id, session_id)
+            start = _int(snap[0], "through_sequence") if snap is not None else after_sequence or 0
+            return row, snap, start, sql.tail(conn, tenant_id, session_id, start, cap)
 
         # Decoding happens here, after the transaction: the worker thread only fetches.
         row, snap, start, tail = await self._db.run_read(work)
         record = record_from_row(row)
         snapshot: SessionSnapshot | None = None
         if snap is not None:
+            _, revision, state_json, created_at = snap
             snapshot = SessionSnapshot(
                 through_sequence=start,
-                revision=_int(snap.session_revision, "session_revision"),
-                state=decode_json_object(snap.state_json, "state_json"),
-                created_at=_text(snap.created_at, "created_at"),
+                revision=_int(revision, "session_revision"),
+                state=decode_json_object(state_json, "state_json"),
+                created_at=_text(created_at, "created_at"),
             )
         return SessionLoad(session=record, snapshot=snapshot, items=stored_items(tail, start))
 

@@ -1,0 +1,293 @@
+"""The session journal's hot-path SQL, per backend.
+
+Appends and loads need five statements: the CAS bump of the session row, the item insert, the
+session row, the newest snapshot and the journal tail. Two implementations share one shape
+(positional rows, tuple parameters):
+
+* :class:`DriverJournalSql` (SQLite file): pre-written SQL strings run on the stdlib ``sqlite3``
+  connection that SQLAlchemy's pool checked out for the transaction (``BEGIN IMMEDIATE`` and the
+  writer lock are already in place), with tuple parameters and ``executemany``. This skips
+  SQLAlchemy's compilation cache look-ups, per-row bind processing and ``Row`` construction.
+  ``sqlite3`` caches each prepared statement per connection; :meth:`DriverJournalSql.warm`
+  (run when the database opens) prepares the read statements on the first pooled connection.
+* :class:`CoreJournalSql` (PostgreSQL, ``:memory:``): the same statements in SQLAlchemy Core
+  (bound parameters, compiled once per dialect; :meth:`CoreJournalSql.warm` compiles them when
+  the database opens).
+
+Errors are the driver's: ``sqlite3.IntegrityError`` / ``OperationalError`` on the driver path,
+SQLAlchemy's wrappers on the Core path; the callers handle both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, cast
+
+from sqlalchemy import Integer, and_, bindparam, insert, select, update
+from sqlalchemy.engine import Connection
+
+from actoviq.storage.sqlite._tables import session_items, session_snapshots, sessions
+
+__all__ = [
+    "ITEM_COLUMNS",
+    "SESSION_COLUMNS",
+    "CoreJournalSql",
+    "DriverJournalSql",
+    "ItemRow",
+    "JournalSql",
+]
+
+SESSION_COLUMNS = (
+    "tenant_id",
+    "session_id",
+    "revision",
+    "metadata_json",
+    "created_at",
+    "updated_at",
+    "last_sequence",
+)
+"""Column order of every session row the journal returns (the table's own order)."""
+
+ITEM_COLUMNS = (
+    "tenant_id",
+    "session_id",
+    "sequence",
+    "item_id",
+    "kind",
+    "payload_json",
+    "created_at",
+)
+
+ItemRow = tuple[str, str, int, str, str, str, str]
+"""One journal row to insert, in :data:`ITEM_COLUMNS` order."""
+
+
+class JournalSql(Protocol):
+    """The hot-path statements; every row comes back positional.
+
+    Session rows are in :data:`SESSION_COLUMNS` order, snapshot rows are
+    ``(through_sequence, session_revision, state_json, created_at)`` and tail rows are
+    ``(sequence, item_id, kind, payload_json, created_at)`` in sequence order.
+    """
+
+    def bump(
+        self, conn: Connection, tenant: str, session: str, expected: int, stamp: str, count: int
+    ) -> Sequence[Any] | None:
+        """CAS: bump revision and tail if the revision is ``expected``; the new row or None."""
+        ...
+
+    def insert_items(self, conn: Connection, rows: list[ItemRow]) -> None:
+        """Insert journal rows in one ``executemany``."""
+        ...
+
+    def session(self, conn: Connection, tenant: str, session: str) -> Sequence[Any] | None:
+        """The session row, or None."""
+        ...
+
+    def newest_snapshot(self, conn: Connection, tenant: str, session: str) -> Sequence[Any] | None:
+        """The snapshot with the highest ``through_sequence``, or None."""
+        ...
+
+    def tail(
+        self, conn: Connection, tenant: str, session: str, after: int, limit: int | None
+    ) -> list[Sequence[Any]]:
+        """Journal rows with ``sequence > after``, at most ``limit``."""
+        ...
+
+    def warm(self, conn: Connection) -> None:
+        """Prepare or compile the statements ahead of first use (no rows change)."""
+        ...
+
+
+# --- driver SQL (SQLite file) -----------------------------------------------------------------
+
+_SESSION_SELECT = ", ".join(SESSION_COLUMNS)
+_SQL_BUMP = (
+    "UPDATE storage_v2_sessions SET revision = revision + 1, updated_at = ?, "
+    "last_sequence = last_sequence + ? "
+    "WHERE tenant_id = ? AND session_id = ? AND revision = ? "
+    f"RETURNING {_SESSION_SELECT}"
+)
+_SQL_INSERT = (
+    f"INSERT INTO storage_v2_session_items ({', '.join(ITEM_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_SQL_SESSION = (
+    f"SELECT {_SESSION_SELECT} FROM storage_v2_sessions WHERE tenant_id = ? AND session_id = ?"
+)
+_SQL_SNAPSHOT = (
+    "SELECT through_sequence, session_revision, state_json, created_at "
+    "FROM storage_v2_session_snapshots WHERE tenant_id = ? AND session_id = ? "
+    "ORDER BY through_sequence DESC LIMIT 1"
+)
+_SQL_TAIL = (
+    "SELECT sequence, item_id, kind, payload_json, created_at FROM storage_v2_session_items "
+    "WHERE tenant_id = ? AND session_id = ? AND sequence > ? ORDER BY sequence"
+)
+_SQL_TAIL_LIMITED = _SQL_TAIL + " LIMIT ?"
+_NO_KEY = ("", "")  # tenant and session ids are never empty, so warm-up reads match no row
+
+
+def _cursor(conn: Connection) -> Any:
+    """A cursor of the ``sqlite3`` connection under ``conn`` (same transaction)."""
+    return cast(Any, conn.connection.dbapi_connection).cursor()
+
+
+def warm_driver_connection(dbapi_connection: Any) -> None:
+    """Prepare the read statements into ``sqlite3``'s per-connection statement cache.
+
+    Only reads that match no row run here; the ``UPDATE``/``INSERT`` are prepared on first use
+    (running them would need a write transaction).
+    """
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(_SQL_SESSION, _NO_KEY).fetchall()
+        cursor.execute(_SQL_SNAPSHOT, _NO_KEY).fetchall()
+        cursor.execute(_SQL_TAIL, (*_NO_KEY, 0)).fetchall()
+        cursor.execute(_SQL_TAIL_LIMITED, (*_NO_KEY, 0, 1)).fetchall()
+    finally:
+        cursor.close()
+
+
+class DriverJournalSql:
+    """:class:`JournalSql` as driver SQL on the pooled ``sqlite3`` connection (SQLite file)."""
+
+    def bump(
+        self, conn: Connection, tenant: str, session: str, expected: int, stamp: str, count: int
+    ) -> Sequence[Any] | None:
+        """See :meth:`JournalSql.bump`."""
+        cursor = _cursor(conn)
+        row = cursor.execute(_SQL_BUMP, (stamp, count, tenant, session, expected)).fetchone()
+        cursor.close()  # also finishes the RETURNING statement
+        return cast(Sequence[Any] | None, row)
+
+    def insert_items(self, conn: Connection, rows: list[ItemRow]) -> None:
+        """See :meth:`JournalSql.insert_items`."""
+        _cursor(conn).executemany(_SQL_INSERT, rows)
+
+    def session(self, conn: Connection, tenant: str, session: str) -> Sequence[Any] | None:
+        """See :meth:`JournalSql.session`."""
+        return cast(
+            Sequence[Any] | None, _cursor(conn).execute(_SQL_SESSION, (tenant, session)).fetchone()
+        )
+
+    def newest_snapshot(self, conn: Connection, tenant: str, session: str) -> Sequence[Any] | None:
+        """See :meth:`JournalSql.newest_snapshot`."""
+        return cast(
+            Sequence[Any] | None, _cursor(conn).execute(_SQL_SNAPSHOT, (tenant, session)).fetchone()
+        )
+
+    def tail(
+        self, conn: Connection, tenant: str, session: str, after: int, limit: int | None
+    ) -> list[Sequence[Any]]:
+        """See :meth:`JournalSql.tail`."""
+        cursor = _cursor(conn)
+        if limit is None:
+            return cursor.execute(_SQL_TAIL, (tenant, session, after)).fetchall()
+        return cursor.execute(_SQL_TAIL_LIMITED, (tenant, session, after, limit)).fetchall()
+
+    def warm(self, conn: Connection) -> None:
+        """See :meth:`JournalSql.warm`."""
+        warm_driver_connection(conn.connection.dbapi_connection)
+
+
+# --- SQLAlchemy Core (PostgreSQL, ``:memory:``) -----------------------------------------------
+
+_KEY = and_(
+    sessions.c.tenant_id == bindparam("p_tenant"), sessions.c.session_id == bindparam("p_session")
+)
+# The conditional UPDATE is the CAS (and takes the row lock on PostgreSQL); RETURNING gives the
+# new tail, so the happy path of an append is two statements.
+_BUMP = (
+    update(sessions)
+    .where(_KEY)
+    .where(sessions.c.revision == bindparam("p_expected"))
+    .values(
+        revision=sessions.c.revision + 1,
+        updated_at=bindparam("p_stamp"),
+        last_sequence=sessions.c.last_sequence + bindparam("p_count"),
+    )
+    .returning(*(sessions.c[name] for name in SESSION_COLUMNS))
+)
+_INSERT_ITEMS = insert(session_items)
+_SESSION = select(*(sessions.c[name] for name in SESSION_COLUMNS)).where(_KEY)
+_IN_JOURNAL = (session_items.c.tenant_id == bindparam("p_tenant")) & (
+    session_items.c.session_id == bindparam("p_session")
+)
+_TAIL = (
+    select(
+        session_items.c.sequence,
+        session_items.c.item_id,
+        session_items.c.kind,
+        session_items.c.payload_json,
+        session_items.c.created_at,
+    )
+    .where(_IN_JOURNAL, session_items.c.sequence > bindparam("p_after"))
+    .order_by(session_items.c.sequence)
+)
+_TAIL_LIMITED = _TAIL.limit(bindparam("p_limit", type_=Integer))
+_NEWEST_SNAPSHOT = (
+    select(
+        session_snapshots.c.through_sequence,
+        session_snapshots.c.session_revision,
+        session_snapshots.c.state_json,
+        session_snapshots.c.created_at,
+    )
+    .where(
+        session_snapshots.c.tenant_id == bindparam("p_tenant"),
+        session_snapshots.c.session_id == bindparam("p_session"),
+    )
+    .order_by(session_snapshots.c.through_sequence.desc())
+    .limit(1)
+)
+
+
+class CoreJournalSql:
+    """:class:`JournalSql` in SQLAlchemy Core (PostgreSQL and in-memory SQLite)."""
+
+    def bump(
+        self, conn: Connection, tenant: str, session: str, expected: int, stamp: str, count: int
+    ) -> Sequence[Any] | None:
+        """See :meth:`JournalSql.bump`."""
+        params = {
+            "p_tenant": tenant,
+            "p_session": session,
+            "p_expected": expected,
+            "p_stamp": stamp,
+            "p_count": count,
+        }
+        return conn.execute(_BUMP, params).first()
+
+    def insert_items(self, conn: Connection, rows: list[ItemRow]) -> None:
+        """See :meth:`JournalSql.insert_items`."""
+        conn.execute(_INSERT_ITEMS, [dict(zip(ITEM_COLUMNS, row, strict=True)) for row in rows])
+
+    def session(self, conn: Connection, tenant: str, session: str) -> Sequence[Any] | None:
+        """See :meth:`JournalSql.session`."""
+        return conn.execute(_SESSION, {"p_tenant": tenant, "p_session": session}).first()
+
+    def newest_snapshot(self, conn: Connection, tenant: str, session: str) -> Sequence[Any] | None:
+        """See :meth:`JournalSql.newest_snapshot`."""
+        params = {"p_tenant": tenant, "p_session": session}
+        return conn.execute(_NEWEST_SNAPSHOT, params).first()
+
+    def tail(
+        self, conn: Connection, tenant: str, session: str, after: int, limit: int | None
+    ) -> list[Sequence[Any]]:
+        """See :meth:`JournalSql.tail`."""
+        params: dict[str, Any] = {"p_tenant": tenant, "p_session": session, "p_after": after}
+        if limit is None:
+            return list(conn.execute(_TAIL, params).all())
+        return list(conn.execute(_TAIL_LIMITED, {**params, "p_limit": limit}).all())
+
+    def warm(self, conn: Connection) -> None:
+        """See :meth:`JournalSql.warm`: run each read once and compile the writes.
+
+        The reads match no row (ids are never empty); compiling through ``conn`` fills the
+        engine's compiled cache the first real statements hit.
+        """
+        self.session(conn, *_NO_KEY)
+        self.newest_snapshot(conn, *_NO_KEY)
+        self.tail(conn, *_NO_KEY, 0, None)
+        self.tail(conn, *_NO_KEY, 0, 1)
+        # An UPDATE that matches no row: compiled and cached, nothing changes.
+        self.bump(conn, *_NO_KEY, 0, "", 0)
