@@ -1,10 +1,12 @@
-"""One run's execution: the turn loop, limits, checkpoints, events and terminal outcomes.
+"""One run's execution: its live state, cancellation, checkpoints, events and the turn loop.
 
 Order of operations (spec 03 §1.7 with the D5 fixes): ``run.started``/``run.resumed`` → prepareInput
 → session load (CAS on a caller revision, Q16) → instructions → input guardrails → first
-checkpoint → beforeRun → finish a resumed turn's pending tools → turn loop (model call, usage and
-budget, afterModelResponse, tool calls via :mod:`actoviq.runtime.tool_turn`, afterTurn) →
-finalizeOutput → output guardrails → session append → afterRun → ``run.completed``.
+checkpoint → beforeRun (:mod:`actoviq.runtime.run_input`) → finish a resumed turn's pending tools →
+turn loop (model call, usage and budget, afterModelResponse in :mod:`actoviq.runtime.model_turn`;
+tool calls via :mod:`actoviq.runtime.tool_turn`; afterTurn) → finalizeOutput → output guardrails →
+session append → afterRun → ``run.completed`` (:mod:`actoviq.runtime.run_output`). Interrupted,
+cancelled and failed runs end in :mod:`actoviq.runtime.run_outcomes`.
 
 The state is persisted before each state-changing event. Cancellation (``cancel()``, close, a
 stopped consumer, the run deadline, an external signal) aborts the run's signal and cancels its
@@ -17,63 +19,50 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Final, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from actoviq.core import (
     AbortController,
     AbortSignal,
-    ActoviqError,
     AgentSpec,
     CanonicalItem,
     GuardrailDecision,
     Interruption,
     JsonObject,
     JsonValue,
-    ModelRefParts,
     RunContext,
     RunError,
     RunLimits,
     RunResult,
-    StructuredItem,
-    TextItem,
     ToolCallItem,
-    Usage,
     UsageAccumulator,
     empty_usage,
-    iso_now,
     to_iso,
 )
-from actoviq.events import RunEvent, RunEventSequencer, TraceContext, error_data
-from actoviq.providers import (
-    ModelCallContext,
-    ModelCallTimeoutError,
-    ModelProvider,
-    ModelRequest,
-    ModelResponse,
-    ModelToolDefinition,
-)
+from actoviq.events import RunEvent, RunEventSequencer, TraceContext
+from actoviq.providers import ModelProvider, ModelResponse
 from actoviq.runtime.errors import RunDeadlineExceededError
 from actoviq.runtime.handle import EventBuffer
 from actoviq.runtime.middleware import (
     MiddlewareDeadline,
-    MiddlewareInvariantViolationError,
     MiddlewarePipeline,
     MiddlewareStage,
     RuntimeMiddlewareContext,
     RunView,
     read_only_state,
 )
+from actoviq.runtime.model_turn import model_turn
 from actoviq.runtime.parts import AgentEntry, RuntimeParts
+from actoviq.runtime.run_input import load_session, prepare_input, start_transcript
+from actoviq.runtime.run_outcomes import run_cancelled, run_failed, run_interrupted
+from actoviq.runtime.run_output import finalize
 from actoviq.runtime.state import ResolvedDecision, RunStateStatus, SerializedRunState
 from actoviq.runtime.stores import RuntimeSessionStore
-from actoviq.runtime.stream_events import model_ref_json, stream_event_payload
 from actoviq.runtime.tools import InterruptionDecision, PendingTool
 
 __all__ = ["RunExecution", "RunInterrupted", "RunSeed"]
 
 _T = TypeVar("_T")
-_MAX_OUTPUT_TOKENS: Final = 64_000
-_FINAL_STATUSES: Final = frozenset({"completed", "interrupted", "cancelled", "failed"})
 
 
 class RunInterrupted(Exception):
@@ -173,10 +162,10 @@ class RunExecution:
         self.task: asyncio.Task[Any] | None = None
         self._cancel_requested = False
         self._running = False
-        self._terminal = False
+        self.terminal = False
         self._start_emitted = False
-        self._last_response: ModelResponse | None = None
-        self._provider: tuple[object, ModelProvider] | None = None
+        self.last_response: ModelResponse | None = None
+        self.provider_route: tuple[object, ModelProvider] | None = None
         if seed.signal is not None:
             seed.signal.add_listener(self.abort)
         self.signal.add_listener(self._on_abort)
@@ -208,12 +197,13 @@ class RunExecution:
         task = self.task
         if not self._running:
             return  # main() checks the signal when it starts
-        if task is not None and not self._terminal and not self._cancel_requested:
+        if task is not None and not self.terminal and not self._cancel_requested:
             self._cancel_requested = True
             if task is not asyncio.current_task():
                 task.cancel()
 
-    def _raise_if_aborted(self) -> None:
+    def raise_if_aborted(self) -> None:
+        """Raise the abort reason when the run signal is aborted (and mark the cancel as ours)."""
         if self.signal.aborted:
             self._cancel_requested = True
             self.signal.throw_if_aborted()
@@ -280,7 +270,8 @@ class RunExecution:
             await self.buffer.put(delivered)
         return delivered
 
-    async def _emit_start(self) -> None:
+    async def emit_start(self) -> None:
+        """Emit ``run.started`` (or ``run.resumed``) once."""
         if not self._start_emitted:
             self._start_emitted = True
             kind = "run.resumed" if self.resumed else "run.started"
@@ -344,25 +335,25 @@ class RunExecution:
 
     async def _settle(self) -> RunResult[Any]:
         try:
-            self._raise_if_aborted()
+            self.raise_if_aborted()
             return await self._scheduled()
         except RunInterrupted as interrupted:
             self._finish_cancel_bookkeeping()
-            return await self._interrupted(interrupted)
+            return await run_interrupted(self, interrupted)
         except asyncio.CancelledError:
             if not self.signal.aborted:
                 raise
             self._finish_cancel_bookkeeping()
-            return await self._cancelled()
+            return await run_cancelled(self)
         except Exception as error:
             self._finish_cancel_bookkeeping()
             if self.signal.aborted:
-                return await self._cancelled()
-            await self._failed(error)
+                return await run_cancelled(self)
+            await run_failed(self, error)
             raise
 
     def _finish_cancel_bookkeeping(self) -> None:
-        self._terminal = True
+        self.terminal = True
         task = self.task
         if self._cancel_requested and task is not None and task.cancelling():
             task.uncancel()
@@ -385,69 +376,25 @@ class RunExecution:
     # -- the run body -----------------------------------------------------------------------------
 
     async def _body(self) -> RunResult[Any]:
-        await self._emit_start()
+        await self.emit_start()
         if self._start_error is not None:
             raise self._start_error
         fresh = not self.resumed and self.turn == 0 and not self.generated
-        original = tuple(self.input)
-        prepared = await self.stage(
-            MiddlewareStage.PREPARE_INPUT,
-            lambda ctx: ctx.input,
-            lambda: original,
-            input=original,
-        )
-        if prepared is original:
-            prepared_items = list(original)
-        else:
-            prepared_items = _check_items(prepared, MiddlewareStage.PREPARE_INPUT, self.run_id)
+        prepared_items = await prepare_input(self)
         if self.session_id is not None:
-            prepared_items = await self._load_session(prepared_items, fresh)
+            prepared_items = await load_session(self, prepared_items, fresh)
         if fresh:
-            await self._start_transcript(prepared_items)
+            await start_transcript(self, prepared_items)
         if self.pending:
             from actoviq.runtime.tool_turn import finish_turn
 
             await finish_turn(self, self.decisions)
         return await self._turns()
 
-    async def _start_transcript(self, prepared: list[CanonicalItem]) -> None:
-        instructions = self.agent.instructions
-        system = self.entry.system_item
-        if system is not None:
-            text = ""  # the cached system message of a static instruction
-            prepared = [system, *prepared]
-        elif isinstance(instructions, str):
-            text = instructions
-        else:
-            value: Any = instructions(self.run_context)
-            if inspect.isawaitable(value):
-                value = await self.bounded(value)
-            if not isinstance(value, str):
-                raise RunError(
-                    "Agent instructions must resolve to a string.",
-                    code="INSTRUCTIONS_INVALID",
-                    run_id=self.run_id,
-                    phase="prepare_input",
-                )
-            text = value
-        if text:
-            prepared = [TextItem(role="system", text=text), *prepared]
-        for guardrail in self.agent.input_guardrails:
-            decision = await self._guardrail(guardrail.evaluate(self.run_context, tuple(prepared)))
-            if not decision.allowed:
-                raise RunError(
-                    decision.reason or f"Input guardrail {guardrail.id} rejected input.",
-                    code="INPUT_GUARDRAIL_REJECTED",
-                    run_id=self.run_id,
-                    phase="prepare_input",
-                )
-        self.transcript = prepared
-        await self.save()
-        await self.stage(
-            MiddlewareStage.BEFORE_RUN, lambda ctx: None, lambda: None, input=tuple(prepared)
-        )
+    # -- extension points -------------------------------------------------------------------------
 
-    async def _guardrail(self, outcome: object) -> GuardrailDecision:
+    async def guardrail(self, outcome: object) -> GuardrailDecision:
+        """Await a guardrail's outcome under the hook timeout and check it is a decision."""
         if inspect.isawaitable(outcome):
             outcome = await self.bounded(cast(Awaitable[object], outcome))
         if not isinstance(outcome, GuardrailDecision):
@@ -459,7 +406,8 @@ class RunExecution:
             )
         return outcome
 
-    async def _session_store(self) -> RuntimeSessionStore:
+    async def session_store(self) -> RuntimeSessionStore:
+        """The ``sessions`` service (resolved under the hook timeout)."""
         services = self.parts.services
         if not services.has("sessions"):
             raise RunError(
@@ -470,38 +418,12 @@ class RunExecution:
             )
         return cast(RuntimeSessionStore, await self.bounded(services.resolve("sessions")))
 
-    async def _load_session(
-        self, prepared: list[CanonicalItem], fresh: bool
-    ) -> list[CanonicalItem]:
-        assert self.session_id is not None
-        store = await self._session_store()
-        loaded = await self.bounded(
-            store.load(tenant_id=self.tenant_id or "default", session_id=self.session_id)
-        )
-        if not fresh:
-            if self.turn > 0 and loaded.revision != self.expected_revision:
-                raise _revision_conflict(self.run_id, self.expected_revision, loaded.revision)
-            return prepared
-        if self.expected_revision is not None and self.expected_revision != loaded.revision:
-            raise _revision_conflict(self.run_id, self.expected_revision, loaded.revision)
-        self.expected_revision = loaded.revision
-        await self.save()
-        await self.emit(
-            "session.loaded",
-            {
-                "sessionId": self.session_id,
-                "revision": loaded.revision,
-                "itemCount": len(loaded.items),
-            },
-        )
-        return [*loaded.items, *prepared]
-
     async def _turns(self) -> RunResult[Any]:
         limits = self.limits
-        response = self._last_response
+        response = self.last_response
         while self.turn < limits.max_turns:
-            self._raise_if_aborted()
-            response = await self._model_turn()
+            self.raise_if_aborted()
+            response = await model_turn(self)
             calls = [item for item in response.output if isinstance(item, ToolCallItem)]
             if not calls:
                 break
@@ -526,327 +448,7 @@ class RunExecution:
                 run_id=self.run_id,
                 phase="finalize_output",
             )
-        return await self._finalize(response)
-
-    # -- model calls ------------------------------------------------------------------------------
-
-    def _model_request(self, model: str | ModelRefParts) -> ModelRequest:
-        entry = self.entry
-        tools = entry.tool_definitions
-        if tools is None:
-            tools = self._tool_definitions()
-            entry.tool_definitions = tools
-        return ModelRequest(
-            model=model,
-            input=self.transcript,
-            tools=tools or None,
-            tool_policy="auto" if tools else "none",
-            output_schema=entry.output_schema,
-            max_output_tokens=min(self.limits.max_output_tokens, _MAX_OUTPUT_TOKENS),
-        )
-
-    def _tool_definitions(self) -> tuple[ModelToolDefinition, ...]:
-        definitions: list[ModelToolDefinition] = []
-        registry = self.parts.tools
-        for name in self.entry.tool_order:
-            tool = registry.resolve(name)
-            if tool is None:
-                raise RunError(
-                    f'Agent "{self.agent.id}" references unregistered tool "{name}".',
-                    code="TOOL_NOT_FOUND",
-                    phase="before_run",
-                    details={"tool": name},
-                )
-            descriptor = tool.descriptor
-            definitions.append(
-                ModelToolDefinition(
-                    name=descriptor.name,
-                    description=descriptor.description or None,
-                    input_schema=descriptor.input.json_schema,
-                )
-            )
-        return tuple(definitions)
-
-    async def _model_turn(self) -> ModelResponse:
-        model = self.agent.model if self.agent.model is not None else self.parts.default_model
-        if model is None:
-            raise RunError(
-                f'Agent "{self.agent.id}" does not declare a model and no default model exists.',
-                code="MODEL_REQUIRED",
-                run_id=self.run_id,
-                phase="model_call",
-            )
-        request = self._model_request(model)
-        await self.emit("model.requested", {"turn": self.turn + 1, "model": model_ref_json(model)})
-        pipeline = self.pipeline
-        if pipeline.has(MiddlewareStage.WRAP_MODEL_CALL):
-            response = await pipeline.run_wrap(
-                MiddlewareStage.WRAP_MODEL_CALL,
-                self.middleware_context(model_request=request),
-                lambda ctx: self._call_model(request),
-                require_identity=False,
-            )
-            response = self._check_response(response)
-        else:
-            response = await self._call_model(request)
-        usage = response.usage
-        if usage.requests < 1:
-            usage = Usage(**{**_usage_kwargs(usage), "requests": 1})
-        self.usage.add(usage)
-        total = self.usage.snapshot()
-        if (
-            total.total_tokens > self.limits.max_total_tokens
-            or total.cost_usd > self.limits.max_cost_usd
-        ):
-            raise RunError(
-                "Run usage budget exceeded.",
-                code="USAGE_LIMIT_EXCEEDED",
-                run_id=self.run_id,
-                phase="model_call",
-                details={"totalTokens": total.total_tokens, "costUsd": total.cost_usd},
-            )
-        if pipeline.has(MiddlewareStage.AFTER_MODEL_RESPONSE):
-            response = self._check_response(
-                await pipeline.run_with_error_stage(
-                    MiddlewareStage.AFTER_MODEL_RESPONSE,
-                    self.middleware_context(model_request=request, model_response=response),
-                    lambda ctx: ctx.model_response,
-                )
-            )
-        self._last_response = response
-        output = response.output
-        self.turn += 1
-        self.generated.extend(output)
-        self.transcript.extend(output)
-        calls = [item for item in output if isinstance(item, ToolCallItem)]
-        if calls:
-            from actoviq.runtime.tool_turn import prepare_pending
-
-            self.pending = prepare_pending(self, calls)
-        await self.save()
-        await self.emit(
-            "model.completed",
-            {
-                "turn": self.turn,
-                "finishReason": response.finish_reason,
-                "usage": cast(JsonObject, response.usage.to_json()),
-            },
-        )
-        return response
-
-    def _check_response(self, response: object) -> ModelResponse:
-        if not isinstance(response, ModelResponse):
-            raise MiddlewareInvariantViolationError(
-                MiddlewareStage.WRAP_MODEL_CALL,
-                "Model middleware returned a response that violates the canonical response "
-                "contract.",
-                run_id=self.run_id,
-            )
-        return response
-
-    def _route(self, request: ModelRequest) -> ModelProvider:
-        """The provider that owns the request's model (routed once per run)."""
-        route = self._provider
-        model = request.model
-        if route is not None and route[0] is model:
-            return route[1]
-        provider = self.parts.models.provider_for(model)
-        self._provider = (model, provider)
-        return provider
-
-    async def _call_model(self, request: ModelRequest) -> ModelResponse:
-        # The registry only routes here: the owning provider runs the one capability preflight
-        # (every ModelProvider preflights in generate/stream), instead of registry + provider.
-        provider = self._route(request)
-        now = time.time() * 1000
-        timeout_ms = self.limits.model_call_timeout_ms
-        deadline = now + timeout_ms
-        context = ModelCallContext(
-            run_id=self.run_id,
-            trace_id=self.trace.trace_id,
-            span_id=self.trace.span_id,
-            # Cancellation reaches the provider as task cancellation (the run task is cancelled
-            # on abort); also passing the run signal races the provider stream's own abort path.
-            signal=None,
-            deadline=min(self.deadline_ms, deadline),
-        )
-        if deadline >= self.deadline_ms:
-            # The run deadline comes first and its timer is already armed: no second timer.
-            return await self._provider_call(provider, request, context)
-        try:
-            async with asyncio.timeout(timeout_ms / 1000.0):
-                return await self._provider_call(provider, request, context)
-        except TimeoutError as error:
-            raise ModelCallTimeoutError() from error
-
-    async def _provider_call(
-        self, provider: ModelProvider, request: ModelRequest, context: ModelCallContext
-    ) -> ModelResponse:
-        if not self.streaming:
-            return await provider.generate(request, context)
-        stream = provider.stream(request, context)
-        emit = self.emit
-        async with stream:
-            async for event in stream:
-                kind, data = stream_event_payload(event)
-                await emit(kind, data)
-            return await stream.final_response()
-
-    # -- finalization -----------------------------------------------------------------------------
-
-    def _default_output(self, response: ModelResponse) -> Any:
-        schema = self.agent.output
-        if schema is not None:
-            if not response.has_structured_output:
-                structured = [item for item in response.output if isinstance(item, StructuredItem)]
-                if not structured:
-                    raise RunError(
-                        f'Model did not return structured output for schema "{schema.name}".',
-                        code="STRUCTURED_OUTPUT_MISSING",
-                        phase="finalize_output",
-                    )
-                value: JsonValue = structured[-1].value
-            else:
-                value = cast(JsonValue, response.structured_output)
-            return schema.parse(value) if schema.parse is not None else value
-        return "".join(
-            item.text
-            for item in response.output
-            if isinstance(item, TextItem) and item.role == "assistant"
-        )
-
-    async def _finalize(self, response: ModelResponse) -> RunResult[Any]:
-        output = await self.stage(
-            MiddlewareStage.FINALIZE_OUTPUT,
-            lambda ctx: self._default_output(response),
-            lambda: self._default_output(response),
-            model_response=response,
-        )
-        for guardrail in self.agent.output_guardrails:
-            decision = await self._guardrail(guardrail.evaluate(self.run_context, output))
-            if not decision.allowed:
-                raise RunError(
-                    decision.reason or f"Output guardrail {guardrail.id} rejected output.",
-                    code="OUTPUT_GUARDRAIL_REJECTED",
-                    run_id=self.run_id,
-                    phase="finalize_output",
-                )
-        if self.session_id is not None:
-            store = await self._session_store()
-            revision = await self.bounded(
-                store.append(
-                    tenant_id=self.tenant_id or "default",
-                    session_id=self.session_id,
-                    items=[*self.input, *self.generated],
-                    expected_revision=self.expected_revision or "0",
-                )
-            )
-            self.expected_revision = revision
-            await self.save()
-            await self.emit(
-                "session.committed", {"sessionId": self.session_id, "revision": revision}
-            )
-        result = self._result("completed", output)
-        if self.pipeline.has(MiddlewareStage.AFTER_RUN):
-            replaced = await self.pipeline.run_with_error_stage(
-                MiddlewareStage.AFTER_RUN,
-                self.middleware_context(result=result),
-                lambda ctx: ctx.result,
-            )
-            if not isinstance(replaced, RunResult):
-                raise MiddlewareInvariantViolationError(
-                    MiddlewareStage.AFTER_RUN,
-                    "afterRun middleware must return a RunResult.",
-                    run_id=self.run_id,
-                )
-            result = cast(RunResult[Any], replaced)
-        self.status = "completed"
-        self._terminal = True
-        await self.save()
-        await self.emit(
-            "run.completed",
-            {"status": result.status, "usage": cast(JsonObject, result.usage.to_json())},
-        )
-        store = self.parts.checkpoint_store
-        if store is not None:
-            await self.bounded(store.delete(self.run_id))
-        return result
-
-    def _result(
-        self,
-        status: str,
-        output: Any,
-        *,
-        interruptions: Sequence[Interruption] = (),
-        state: JsonObject | None = None,
-    ) -> RunResult[Any]:
-        return RunResult(
-            run_id=self.run_id,
-            agent_id=self.agent.id,
-            status=cast(Any, status),
-            output=output,
-            items=tuple(self.generated),
-            usage=self.usage.snapshot(),
-            started_at=self.started_at,
-            completed_at=iso_now(),
-            session_id=self.session_id,
-            metadata=self.metadata,
-            interruptions=tuple(interruptions),
-            state=state,
-        )
-
-    # -- terminal outcomes ------------------------------------------------------------------------
-
-    async def _interrupted(self, interrupted: RunInterrupted) -> RunResult[Any]:
-        self.interruptions = list(interrupted.interruptions)
-        self.status = "interrupted"
-        state = self.snapshot_json()
-        store = self.parts.checkpoint_store
-        if store is not None:
-            await self.bounded(store.save(state))
-        first = interrupted.interruptions[0]
-        await self.emit(
-            "run.interrupted",
-            {
-                "interruptionId": first.id,
-                "reason": first.reason,
-                "interruptions": [
-                    {
-                        "id": entry.id,
-                        "kind": entry.kind,
-                        "reason": entry.reason,
-                        **({"callId": entry.call_id} if entry.call_id else {}),
-                        **({"toolName": entry.tool_name} if entry.tool_name else {}),
-                    }
-                    for entry in interrupted.interruptions
-                ],
-            },
-        )
-        return self._result("interrupted", "", interruptions=interrupted.interruptions, state=state)
-
-    async def _cancelled(self) -> RunResult[Any]:
-        await self._emit_start()
-        reason = self.signal.reason
-        self.status = "cancelled"
-        state = self.snapshot_json()
-        store = self.parts.checkpoint_store
-        if store is not None:
-            await self.bounded(store.save(state))
-        data: JsonObject = {"reason": _reason_text(reason)}
-        if isinstance(reason, ActoviqError):
-            data["code"] = reason.code
-        await self.emit("run.cancelled", data)
-        return self._result("cancelled", "", state=state)
-
-    async def _failed(self, error: Exception) -> None:
-        self.status = "failed"
-        await self.save()
-        if isinstance(error, ActoviqError):
-            payload = cast(JsonObject, error.to_json())
-        else:
-            payload = cast(JsonObject, dict(error_data(error)))
-        await self._emit_start()
-        await self.emit("run.failed", {"error": payload})
+        return await finalize(self, response)
 
 
 def to_iso_ms(epoch_ms: float) -> str:
@@ -854,46 +456,3 @@ def to_iso_ms(epoch_ms: float) -> str:
     from datetime import UTC, datetime
 
     return to_iso(datetime.fromtimestamp(epoch_ms / 1000.0, UTC))
-
-
-def _usage_kwargs(usage: Usage) -> dict[str, Any]:
-    return {
-        "requests": usage.requests,
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "total_tokens": usage.total_tokens,
-        "cache_read_tokens": usage.cache_read_tokens,
-        "cache_write_tokens": usage.cache_write_tokens,
-        "reasoning_tokens": usage.reasoning_tokens,
-        "audio_input_tokens": usage.audio_input_tokens,
-        "audio_output_tokens": usage.audio_output_tokens,
-        "cost_usd": usage.cost_usd,
-    }
-
-
-def _reason_text(reason: object) -> str:
-    if isinstance(reason, BaseException):
-        return str(reason) or type(reason).__name__
-    return "Run cancelled." if reason is None else str(reason)
-
-
-def _revision_conflict(run_id: str, expected: str | None, actual: str) -> RunError:
-    return RunError(
-        f"Session revision conflict: expected {expected}, found {actual}.",
-        code="SESSION_REVISION_CONFLICT",
-        run_id=run_id,
-        phase="runtime",
-        details={"expectedRevision": expected, "actualRevision": actual},
-    )
-
-
-def _check_items(value: object, stage: MiddlewareStage, run_id: str) -> list[CanonicalItem]:
-    from actoviq.core import ITEM_TYPES, PreservedItem
-
-    if isinstance(value, list | tuple):
-        items = list(cast(Sequence[object], value))
-        if all(isinstance(item, (*ITEM_TYPES.values(), PreservedItem)) for item in items):
-            return cast(list[CanonicalItem], items)
-    raise MiddlewareInvariantViolationError(
-        stage, f"{stage.value} middleware must return canonical input items.", run_id=run_id
-    )

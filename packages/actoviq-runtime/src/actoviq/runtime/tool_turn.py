@@ -186,7 +186,7 @@ class _ToolTurn:
                 approval = ToolApproval(
                     interruption_id=decision.interruption_id, metadata=decision.metadata
                 )
-        ex._raise_if_aborted()  # pyright: ignore[reportPrivateUsage]
+        ex.raise_if_aborted()
         call = pending.call
         try:
             await ex.stage(
@@ -336,7 +336,7 @@ class _ToolTurn:
         ex = self.ex
         pending = ex.pending[index]
         call = pending.call
-        ex._raise_if_aborted()  # pyright: ignore[reportPrivateUsage]
+        ex.raise_if_aborted()
         started = attrs.evolve(pending, state=PendingToolState.STARTED, interruption_id=None)
         ex.pending[index] = started
         await ex.save()
@@ -350,7 +350,7 @@ class _ToolTurn:
             raise
         if failure is not None and failure.kind == "cancelled" and ex.signal.aborted:
             self._on_abort(index)
-            ex._raise_if_aborted()  # pyright: ignore[reportPrivateUsage]
+            ex.raise_if_aborted()
         if (
             failure is not None
             and settled_state(pending.effect, failure) is PendingToolState.UNKNOWN
@@ -390,7 +390,7 @@ class _ToolTurn:
 
     async def _run_batch(self, batch: list[int]) -> None:
         ex = self.ex
-        ex._raise_if_aborted()  # pyright: ignore[reportPrivateUsage]
+        ex.raise_if_aborted()
         calls = [ex.pending[index].call for index in batch]
         for call in calls:
             await ex.emit("tool.started", {"callId": call.id, "name": call.name, "effect": "read"})
@@ -401,7 +401,7 @@ class _ToolTurn:
 
         outcomes = await run_in_call_order(batch, worker, max_parallel=ex.limits.max_parallel_tools)
         if ex.signal.aborted:
-            ex._raise_if_aborted()  # pyright: ignore[reportPrivateUsage]
+            ex.raise_if_aborted()
         formatter = ex.parts.runner.error_formatter
         for index, (output, failure) in zip(batch, outcomes, strict=True):
             pending = ex.pending[index]

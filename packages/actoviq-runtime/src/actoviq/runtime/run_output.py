@@ -1,0 +1,114 @@
+"""The end of a completed run: finalizeOutput, output guardrails, session commit, afterRun.
+
+:func:`finalize` turns the last model response into the run's output (structured output parsed
+by the agent's schema, or the assistant text), checks the output guardrails, appends the run's
+items to its session (CAS on the revision loaded at the start), runs ``afterRun``, then saves,
+emits ``run.completed`` and deletes the checkpoint.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from actoviq.core import JsonObject, JsonValue, RunError, RunResult, StructuredItem, TextItem
+from actoviq.providers import ModelResponse
+from actoviq.runtime.middleware import MiddlewareInvariantViolationError, MiddlewareStage
+from actoviq.runtime.run_outcomes import run_result
+
+if TYPE_CHECKING:
+    from actoviq.runtime.loop import RunExecution
+
+__all__ = ["default_output", "finalize"]
+
+
+def default_output(run: RunExecution, response: ModelResponse) -> Any:
+    """The output without ``finalizeOutput`` middleware: parsed structured output, or the text.
+
+    Raises:
+        RunError: ``STRUCTURED_OUTPUT_MISSING`` (the agent has a schema, the model gave nothing).
+    """
+    schema = run.agent.output
+    if schema is not None:
+        if not response.has_structured_output:
+            structured = [item for item in response.output if isinstance(item, StructuredItem)]
+            if not structured:
+                raise RunError(
+                    f'Model did not return structured output for schema "{schema.name}".',
+                    code="STRUCTURED_OUTPUT_MISSING",
+                    phase="finalize_output",
+                )
+            value: JsonValue = structured[-1].value
+        else:
+            value = cast(JsonValue, response.structured_output)
+        return schema.parse(value) if schema.parse is not None else value
+    return "".join(
+        item.text
+        for item in response.output
+        if isinstance(item, TextItem) and item.role == "assistant"
+    )
+
+
+async def finalize(run: RunExecution, response: ModelResponse) -> RunResult[Any]:
+    """Complete the run from its last model response.
+
+    Raises:
+        RunError: ``OUTPUT_GUARDRAIL_REJECTED``, ``GUARDRAIL_INVALID`` or a session failure.
+        MiddlewareInvariantViolationError: ``afterRun`` did not return a :class:`RunResult`.
+    """
+    output = await run.stage(
+        MiddlewareStage.FINALIZE_OUTPUT,
+        lambda ctx: default_output(run, response),
+        lambda: default_output(run, response),
+        model_response=response,
+    )
+    for guardrail in run.agent.output_guardrails:
+        decision = await run.guardrail(guardrail.evaluate(run.run_context, output))
+        if not decision.allowed:
+            raise RunError(
+                decision.reason or f"Output guardrail {guardrail.id} rejected output.",
+                code="OUTPUT_GUARDRAIL_REJECTED",
+                run_id=run.run_id,
+                phase="finalize_output",
+            )
+    if run.session_id is not None:
+        await _commit_session(run, run.session_id)
+    result = run_result(run, "completed", output)
+    if run.pipeline.has(MiddlewareStage.AFTER_RUN):
+        replaced = await run.pipeline.run_with_error_stage(
+            MiddlewareStage.AFTER_RUN,
+            run.middleware_context(result=result),
+            lambda ctx: ctx.result,
+        )
+        if not isinstance(replaced, RunResult):
+            raise MiddlewareInvariantViolationError(
+                MiddlewareStage.AFTER_RUN,
+                "afterRun middleware must return a RunResult.",
+                run_id=run.run_id,
+            )
+        result = cast(RunResult[Any], replaced)
+    run.status = "completed"
+    run.terminal = True
+    await run.save()
+    await run.emit(
+        "run.completed",
+        {"status": result.status, "usage": cast(JsonObject, result.usage.to_json())},
+    )
+    store = run.parts.checkpoint_store
+    if store is not None:
+        await run.bounded(store.delete(run.run_id))
+    return result
+
+
+async def _commit_session(run: RunExecution, session_id: str) -> None:
+    store = await run.session_store()
+    revision = await run.bounded(
+        store.append(
+            tenant_id=run.tenant_id or "default",
+            session_id=session_id,
+            items=[*run.input, *run.generated],
+            expected_revision=run.expected_revision or "0",
+        )
+    )
+    run.expected_revision = revision
+    await run.save()
+    await run.emit("session.committed", {"sessionId": session_id, "revision": revision})
