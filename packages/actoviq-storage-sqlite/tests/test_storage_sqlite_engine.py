@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Connection
 
 from actoviq.runtime import (
@@ -88,6 +88,68 @@ async def test_reopen_is_idempotent_and_newer_schema_is_refused(tmp_path: Path) 
         await conn.execute(text("UPDATE storage_v2_schema SET version = 2"))
         with pytest.raises(StorageSchemaError, match="schema version 2"):
             await conn.run_sync(_upgrade_sync)
+
+
+def _indexes(conn: Connection) -> set[str]:
+    rows = conn.exec_driver_sql(
+        "SELECT name FROM sqlite_master WHERE type = 'index' "
+        "AND tbl_name = 'storage_v2_session_items'"
+    )
+    return {str(row[0]) for row in rows}
+
+
+async def test_a_database_created_at_0001_is_upgraded_to_0002(tmp_path: Path) -> None:
+    from alembic import command
+
+    from actoviq.storage.sqlite._engine import (
+        _alembic_config,  # pyright: ignore[reportPrivateUsage]
+        known_revisions,
+    )
+
+    db = tmp_path / "old.db"
+    engine = create_engine(f"sqlite:///{db}")
+    with engine.begin() as conn:
+        config = _alembic_config()
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0001")
+        assert "storage_v2_session_items_tail" in _indexes(conn)
+        conn.exec_driver_sql(
+            "INSERT INTO storage_v2_sessions VALUES "
+            "('default', 's', 1, '{}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 1)"
+        )
+        conn.exec_driver_sql(
+            "INSERT INTO storage_v2_session_items VALUES ('default', 's', 1, 'a', 'text', "
+            '\'{"type":"text","text":"a"}\', \'2026-01-01T00:00:00.000Z\')'
+        )
+    engine.dispose()
+    assert known_revisions()[1] == "0002"
+    async with await SqliteStorage.open(db) as storage:
+        async with storage.database.read() as conn:
+            version = (await conn.execute(text("SELECT version_num FROM alembic_version"))).all()
+            indexes = await conn.run_sync(_indexes)
+        assert [row[0] for row in version] == ["0002"]
+        assert "storage_v2_session_items_tail" not in indexes
+        loaded = await storage.sessions.load(tenant_id=T, session_id="s")
+        assert [(i.sequence, i.item_id, i.payload) for i in loaded.items] == [
+            (1, "a", {"type": "text", "text": "a"})
+        ]
+        record = await storage.sessions.append(
+            tenant_id=T, session_id="s", expected_revision=1, items=_items("b")
+        )
+        assert (record.revision, record.last_sequence) == (2, 2)
+    # Re-opening at head is a no-op; tail reads still use the primary key.
+    async with await SqliteStorage.open(db) as storage:
+        async with storage.database.read() as conn:
+            plan = (
+                await conn.execute(
+                    text(
+                        "EXPLAIN QUERY PLAN SELECT * FROM storage_v2_session_items "
+                        "WHERE tenant_id = 'default' AND session_id = 's' AND sequence > 1 "
+                        "ORDER BY sequence"
+                    )
+                )
+            ).all()
+        assert any("sqlite_autoindex_storage_v2_session_items_1" in str(row[-1]) for row in plan)
 
 
 class DiskFull(OSError):
@@ -208,7 +270,12 @@ def test_wheel_ships_the_migrations(tmp_path: Path) -> None:
     [wheel] = list(tmp_path.glob("actoviq_storage_sqlite-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     base = "actoviq/storage/sqlite/migrations/"
-    assert {base + "env.py", base + "script.py.mako", base + "versions/0001_initial.py"} <= names
+    assert {
+        base + "env.py",
+        base + "script.py.mako",
+        base + "versions/0001_initial.py",
+        base + "versions/0002_drop_tail_index.py",
+    } <= names
     assert "actoviq/__init__.py" not in names
     assert "actoviq/storage/__init__.py" not in names
     assert "actoviq/storage/sqlite/py.typed" in names

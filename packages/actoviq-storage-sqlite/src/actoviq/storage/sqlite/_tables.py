@@ -66,12 +66,8 @@ session_items = Table(
     ),
     CheckConstraint("sequence > 0", name="storage_v2_session_items_sequence"),
 )
-Index(
-    "storage_v2_session_items_tail",
-    session_items.c.tenant_id,
-    session_items.c.session_id,
-    session_items.c.sequence,
-)
+# Revision 0001 also created ``storage_v2_session_items_tail`` on (tenant_id, session_id,
+# sequence); it duplicated the primary key and 0002 drops it.
 
 session_snapshots = Table(
     "storage_v2_session_snapshots",

@@ -16,14 +16,21 @@ down_revision = None
 branch_labels = None
 depends_on = None
 
-# While 0001 is the only revision, ``_tables`` describes exactly this schema; a later revision
-# must spell its changes with ``op`` calls instead of touching the tables created here.
+# ``_tables`` describes the head schema; what a later revision changed is restored here with
+# ``op`` calls, so 0001 always creates exactly the version-1 schema (0002 drops the tail index).
+TAIL_INDEX = "storage_v2_session_items_tail"
 
 
 def upgrade() -> None:
     """Create the version-1 tables, the schema marker row and the append-only triggers."""
     bind = op.get_bind()
     metadata.create_all(bind, checkfirst=True)
+    op.create_index(
+        TAIL_INDEX,
+        "storage_v2_session_items",
+        ["tenant_id", "session_id", "sequence"],
+        if_not_exists=True,
+    )
     op.execute(
         "INSERT INTO storage_v2_schema (singleton, version) "
         f"SELECT 1, {SCHEMA_VERSION} WHERE NOT EXISTS (SELECT 1 FROM storage_v2_schema)"
