@@ -15,30 +15,22 @@ import asyncio
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
 from types import TracebackType
-from typing import Any, Final, Self, cast
+from typing import Any, Final, Self
 
 import attrs
 
 from actoviq.core import (
     DEFAULT_RUN_LIMITS,
-    ITEM_TYPES,
     AbortSignal,
     AgentSpec,
     CanonicalItem,
-    ItemValidationError,
     JsonObject,
     ModelRefParts,
-    PreservedItem,
     RunError,
     RunLimits,
     RunLimitsPatch,
     RunResult,
-    TextItem,
-    empty_usage,
-    find_json_violation,
-    iso_now,
 )
 from actoviq.events import (
     DEFAULT_SINK_TIMEOUT,
@@ -52,19 +44,15 @@ from actoviq.events import (
     RedactionPolicy,
     SystemClock,
     TraceContext,
-    create_child_trace_context,
-    create_root_trace_context,
-    current_trace_context,
     default_processors,
 )
-from actoviq.providers import ModelOutputSchema, ModelRegistry
+from actoviq.providers import ModelRegistry
+from actoviq.runtime.agents import agent_digest, build_agent_entry, resolve_limits
 from actoviq.runtime.concurrency import RunGate, SessionLocks
 from actoviq.runtime.errors import (
     AgentRegistrationError,
-    InterruptionDecisionError,
     RunAlreadyActiveError,
     RunCancelledError,
-    RunStateError,
     RuntimeClosedError,
     RuntimeConfigurationError,
 )
@@ -73,6 +61,8 @@ from actoviq.runtime.handoff import HandoffRequest, prepare_handoff
 from actoviq.runtime.loop import RunExecution, RunSeed
 from actoviq.runtime.middleware import MiddlewareDefinition, MiddlewarePipeline, MiddlewareRegistry
 from actoviq.runtime.parts import AgentEntry, RuntimeParts
+from actoviq.runtime.resume import check_decisions, check_resumable, resume_deadline
+from actoviq.runtime.run_setup import RunOptions, cancel_reason, consume_task, fresh_state
 from actoviq.runtime.services import RuntimeServices
 from actoviq.runtime.state import SerializedRunState
 from actoviq.runtime.stores import RunCheckpointStore
@@ -83,8 +73,6 @@ from actoviq.runtime.tools import (
     ToolPolicy,
     ToolRegistry,
     ToolRunner,
-    plan_resume,
-    reconciliation_interruption_id,
 )
 
 __all__ = ["DEFAULT_MAX_CONCURRENT_RUNS", "AgentInput", "AgentRuntime"]
@@ -94,40 +82,6 @@ _MAX_SAFE: Final = 2**53 - 1
 
 AgentInput = str | CanonicalItem | Sequence[CanonicalItem]
 """What a run starts from: text (a user message), one canonical item, or a list of items."""
-
-
-_KNOWN_ITEMS: Final = (*ITEM_TYPES.values(), PreservedItem)
-
-
-def _normalize_input(value: object) -> list[CanonicalItem]:
-    if isinstance(value, str):
-        return [TextItem(role="user", text=value)]
-    known = _KNOWN_ITEMS
-    if isinstance(value, known):
-        return [cast(CanonicalItem, value)]
-    if isinstance(value, list | tuple):
-        items = list(cast(Sequence[object], value))
-        for index, item in enumerate(items):
-            if not isinstance(item, known):
-                raise ItemValidationError(
-                    f"Run input[{index}] must be a canonical item, got {type(item).__name__}."
-                )
-        return cast(list[CanonicalItem], items)
-    raise ItemValidationError(
-        f"Run input must be a string, a canonical item or a list of items, "
-        f"got {type(value).__name__}."
-    )
-
-
-def _cancel_reason(reason: object) -> BaseException:
-    if isinstance(reason, BaseException):
-        return reason
-    return RunCancelledError("Run cancelled." if reason is None else str(reason))
-
-
-def _consume(task: asyncio.Task[Any]) -> None:
-    if not task.cancelled():
-        task.exception()  # mark retrieved: failures surface through result()/run()
 
 
 class AgentRuntime:
@@ -254,39 +208,11 @@ class AgentRuntime:
 
     def agent_digest(self, agent: AgentSpec[Any, Any]) -> str:
         """The agent's config digest: its declaration plus its registered tools' contracts (D3)."""
-        names = [ref if isinstance(ref, str) else ref.id for ref in agent.tools]
-        descriptors: list[Mapping[str, Any]] = []
-        for name in names:
-            tool = self.tools.resolve(name)
-            if tool is not None:
-                descriptors.append(tool.descriptor.to_json())
-        return agent.digest(descriptors)
+        return agent_digest(agent, self.tools)
 
     def _build_entry(self, agent: AgentSpec[Any, Any], digest: str) -> AgentEntry:
-        if agent.middleware:
-            pipeline = self.middleware.compose(self.middleware_registry.resolve(agent.middleware))
-        else:
-            pipeline = self.middleware
-        order = tuple(ref if isinstance(ref, str) else ref.id for ref in agent.tools)
-        output = agent.output
-        instructions = agent.instructions
-        return AgentEntry(
-            spec=agent,
-            digest=digest,
-            pipeline=pipeline,
-            tool_names=frozenset(order),
-            tool_order=order,
-            system_item=TextItem(role="system", text=instructions)
-            if isinstance(instructions, str) and instructions
-            else None,
-            output_schema=None
-            if output is None
-            else ModelOutputSchema(
-                name=output.name,
-                schema=output.schema,
-                description=output.description,
-                strict=output.strict,
-            ),
+        return build_agent_entry(
+            agent, digest, middleware=self.middleware, registry=self.middleware_registry
         )
 
     def _entry(self, agent: AgentSpec[Any, Any]) -> AgentEntry:
@@ -332,89 +258,29 @@ class AgentRuntime:
             return entry.pipeline.format()
         return self._build_entry(agent, "").pipeline.format()  # type: ignore[union-attr]
 
-    # -- starting runs ----------------------------------------------------------------------------
-
-    def _trace(
-        self, run_id: str, parent_run_id: str | None, parent_trace: TraceContext | None
-    ) -> TraceContext:
-        parent = parent_trace
-        if parent is None and parent_run_id is None:
-            parent = current_trace_context()  # a run started inside another run: a child (S8)
-        if parent is None:
-            return create_root_trace_context(run_id, ids=self._ids)
-        trace = create_child_trace_context(run_id, parent=parent, ids=self._ids)
-        if parent_run_id is not None and parent_run_id != trace.parent_run_id:
-            trace = attrs.evolve(trace, parent_run_id=parent_run_id)
-        return trace
-
     def _fresh(
-        self,
-        agent: AgentSpec[Any, Any],
-        input: object,
-        *,
-        streaming: bool,
-        context: Any,
-        signal: AbortSignal | None,
-        session_id: str | None,
-        tenant_id: str | None,
-        expected_session_revision: str | None,
-        workspace_id: str | None,
-        metadata: JsonObject | None,
-        run_id: str | None,
-        parent_run_id: str | None,
-        parent_trace: TraceContext | None,
-        limits: RunLimitsPatch | None,
+        self, agent: AgentSpec[Any, Any], input: object, streaming: bool, options: RunOptions
     ) -> RunExecution:
         self._check_open()
         entry = self._entry(agent)
-        resolved = self._limits(entry, limits)
+        limits = options.get("limits")
+        resolved = resolve_limits(entry, self.default_limits, limits)
+        run_id = options.get("run_id")
         run_id = run_id if run_id is not None else str(uuid.uuid4())
         if run_id in self._active:
             raise RunAlreadyActiveError(run_id)
-        if metadata is not None and (
-            type(metadata) is not dict or find_json_violation(metadata) is not None
-        ):
-            raise ItemValidationError("Run metadata must be a JSON object.", field="metadata")
-        items = _normalize_input(input)
-        state = SerializedRunState(
-            run_id=run_id,
-            agent_id=agent.id,
-            agent_config_digest=entry.digest,
-            status="running",
-            trace=self._trace(run_id, parent_run_id, parent_trace),
-            started_at=iso_now(),
-            turn=0,
-            input=tuple(items),
-            transcript=(),
-            generated_items=(),
-            usage=empty_usage(),
-            session_id=session_id,
-            tenant_id=tenant_id,
-            expected_session_revision=expected_session_revision,
-            workspace_id=workspace_id,
-            metadata=metadata if metadata is not None else {},
-        )
+        state = fresh_state(agent, entry.digest, run_id, input, options, ids=self._ids)
         seed = RunSeed(
             state=state,
-            input=items,
+            input=list(state.input),
             limits=resolved,
             deadline_ms=time.time() * 1000 + resolved.run_deadline_ms,
-            context=context,
-            signal=signal,
+            context=options.get("context"),
+            signal=options.get("signal"),
             streaming=streaming,
             decisions=None,
         )
         return self._launch(entry, seed)
-
-    def _limits(self, entry: AgentEntry, limits: RunLimitsPatch | None) -> RunLimits:
-        """The run's limits; the agent's merge over the defaults is cached on its entry."""
-        base = self.default_limits
-        if entry.limits is None or entry.limits_base is not base:
-            entry.limits = base.merged(entry.spec.limits)
-            entry.limits_base = base
-        if limits is None:
-            return entry.limits
-        return entry.limits.merged(limits)
 
     def _launch(self, entry: AgentEntry, seed: RunSeed) -> RunExecution:
         buffer = (
@@ -426,7 +292,7 @@ class AgentRuntime:
         self._active[execution.run_id] = execution
         task = asyncio.get_running_loop().create_task(self._drive(execution))
         execution.task = task
-        task.add_done_callback(_consume)
+        task.add_done_callback(consume_task)
         return execution
 
     async def _drive(self, execution: RunExecution) -> RunResult[Any]:
@@ -442,7 +308,7 @@ class AgentRuntime:
         handle: RunHandle[Any] = RunHandle(
             execution.run_id,
             buffer=execution.buffer,
-            cancel=lambda reason: execution.abort(_cancel_reason(reason)),
+            cancel=lambda reason: execution.abort(cancel_reason(reason)),
             snapshot=execution.snapshot_json,
         )
         assert execution.task is not None
@@ -474,18 +340,20 @@ class AgentRuntime:
         execution = self._fresh(
             agent,
             input,
-            streaming=False,
-            context=context,
-            signal=signal,
-            session_id=session_id,
-            tenant_id=tenant_id,
-            expected_session_revision=expected_session_revision,
-            workspace_id=workspace_id,
-            metadata=metadata,
-            run_id=run_id,
-            parent_run_id=parent_run_id,
-            parent_trace=parent_trace,
-            limits=limits,
+            False,
+            RunOptions(
+                context=context,
+                signal=signal,
+                session_id=session_id,
+                tenant_id=tenant_id,
+                expected_session_revision=expected_session_revision,
+                workspace_id=workspace_id,
+                metadata=metadata,
+                run_id=run_id,
+                parent_run_id=parent_run_id,
+                parent_trace=parent_trace,
+                limits=limits,
+            ),
         )
         task = execution.task
         assert task is not None
@@ -518,18 +386,20 @@ class AgentRuntime:
         execution = self._fresh(
             agent,
             input,
-            streaming=True,
-            context=context,
-            signal=signal,
-            session_id=session_id,
-            tenant_id=tenant_id,
-            expected_session_revision=expected_session_revision,
-            workspace_id=workspace_id,
-            metadata=metadata,
-            run_id=run_id,
-            parent_run_id=parent_run_id,
-            parent_trace=parent_trace,
-            limits=limits,
+            True,
+            RunOptions(
+                context=context,
+                signal=signal,
+                session_id=session_id,
+                tenant_id=tenant_id,
+                expected_session_revision=expected_session_revision,
+                workspace_id=workspace_id,
+                metadata=metadata,
+                run_id=run_id,
+                parent_run_id=parent_run_id,
+                parent_trace=parent_trace,
+                limits=limits,
+            ),
         )
         return self._handle(execution)
 
@@ -558,40 +428,13 @@ class AgentRuntime:
         """
         self._check_open()
         parsed = SerializedRunState.from_json(state)
-        if not parsed.agent_config_digest.strip():
-            raise RunStateError(f'Serialized run state "{parsed.run_id}" has no agentConfigDigest.')
-        entry = self._agents.get(parsed.agent_id)
-        if entry is None:
-            raise RunError(
-                f'Agent "{parsed.agent_id}" is not registered.',
-                code="AGENT_NOT_REGISTERED",
-                run_id=parsed.run_id,
-                phase="runtime",
-            )
-        if parsed.agent_config_digest != entry.digest:
-            raise RunError(
-                f'Cannot resume run "{parsed.run_id}": the agent configuration changed.',
-                code="AGENT_CONFIG_MISMATCH",
-                run_id=parsed.run_id,
-                phase="runtime",
-            )
+        entry = check_resumable(parsed, self._agents.get(parsed.agent_id))
         if parsed.run_id in self._active:
             raise RunAlreadyActiveError(parsed.run_id)
-        by_id = self._check_decisions(parsed, decisions)
-        resolved = self._limits(entry, limits)
-        now = time.time() * 1000
-        deadline_error = False
-        if limits is not None and limits.run_deadline_ms is not None:
-            deadline = now + limits.run_deadline_ms
-        elif parsed.remaining_run_ms is not None:
-            deadline = now + parsed.remaining_run_ms
-        elif parsed.deadline_at is not None:
-            try:
-                deadline = datetime.fromisoformat(parsed.deadline_at).timestamp() * 1000
-            except ValueError:
-                deadline, deadline_error = now + resolved.run_deadline_ms, True
-        else:
-            deadline = now + resolved.run_deadline_ms
+        by_id = check_decisions(parsed, decisions)
+        resolved = resolve_limits(entry, self.default_limits, limits)
+        deadline, deadline_error = resume_deadline(parsed, limits, resolved)
+
         seed = RunSeed(
             state=attrs.evolve(parsed, status="running"),
             input=list(parsed.input),
@@ -613,35 +456,6 @@ class AgentRuntime:
                 )
             )
         return self._handle(execution)
-
-    @staticmethod
-    def _check_decisions(
-        state: SerializedRunState, decisions: Iterable[InterruptionDecision]
-    ) -> dict[str, InterruptionDecision]:
-        by_id: dict[str, InterruptionDecision] = {}
-        for decision in decisions:
-            if not isinstance(decision, InterruptionDecision):  # pyright: ignore[reportUnnecessaryIsInstance]
-                raise InterruptionDecisionError(
-                    f"Expected an InterruptionDecision, got {type(decision).__name__}."
-                )
-            by_id[decision.interruption_id] = decision
-        matched: set[str] = set()
-        for pending in state.pending_tools:
-            ids = [reconciliation_interruption_id(state.run_id, pending.call.id)]
-            if pending.interruption_id is not None:
-                ids.insert(0, pending.interruption_id)
-            for key in ids:
-                decision = by_id.get(key)
-                if decision is not None:
-                    plan_resume(pending, decision)  # raises when the decision does not fit
-                    matched.add(key)
-                    break
-        unknown = sorted(set(by_id) - matched)
-        if unknown:
-            raise InterruptionDecisionError(
-                f"No open interruption matches decision(s) {', '.join(unknown)}."
-            )
-        return by_id
 
     async def before_handoff(self, request: HandoffRequest) -> list[CanonicalItem]:
         """The explicit handoff lifecycle (03 §1.21): validate, run ``beforeHandoff``.

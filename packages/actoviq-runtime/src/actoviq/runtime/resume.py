@@ -1,0 +1,101 @@
+"""Resuming a serialised run: identity and config checks, decision matching, the new deadline.
+
+``AgentRuntime.resume`` validates everything here before it launches anything, so a decision that
+names no open interruption (or does not fit its call) fails the call, not the run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from datetime import datetime
+
+from actoviq.core import RunError, RunLimits, RunLimitsPatch
+from actoviq.runtime.errors import InterruptionDecisionError, RunStateError
+from actoviq.runtime.parts import AgentEntry
+from actoviq.runtime.state import SerializedRunState
+from actoviq.runtime.tools import InterruptionDecision, plan_resume, reconciliation_interruption_id
+
+__all__ = ["check_decisions", "check_resumable", "resume_deadline"]
+
+
+def check_resumable(state: SerializedRunState, entry: AgentEntry | None) -> AgentEntry:
+    """The registered entry that may resume ``state``.
+
+    Raises:
+        RunStateError: the state has no agent config digest.
+        RunError: ``AGENT_NOT_REGISTERED`` or ``AGENT_CONFIG_MISMATCH``.
+    """
+    if not state.agent_config_digest.strip():
+        raise RunStateError(f'Serialized run state "{state.run_id}" has no agentConfigDigest.')
+    if entry is None:
+        raise RunError(
+            f'Agent "{state.agent_id}" is not registered.',
+            code="AGENT_NOT_REGISTERED",
+            run_id=state.run_id,
+            phase="runtime",
+        )
+    if state.agent_config_digest != entry.digest:
+        raise RunError(
+            f'Cannot resume run "{state.run_id}": the agent configuration changed.',
+            code="AGENT_CONFIG_MISMATCH",
+            run_id=state.run_id,
+            phase="runtime",
+        )
+    return entry
+
+
+def check_decisions(
+    state: SerializedRunState, decisions: Iterable[InterruptionDecision]
+) -> dict[str, InterruptionDecision]:
+    """The decisions by interruption id, each checked against the pending call it resolves.
+
+    Raises:
+        InterruptionDecisionError: not a decision, or no open interruption matches it.
+        ReconciliationDecisionError: a decision does not fit its call.
+    """
+    by_id: dict[str, InterruptionDecision] = {}
+    for decision in decisions:
+        if not isinstance(decision, InterruptionDecision):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise InterruptionDecisionError(
+                f"Expected an InterruptionDecision, got {type(decision).__name__}."
+            )
+        by_id[decision.interruption_id] = decision
+    matched: set[str] = set()
+    for pending in state.pending_tools:
+        ids = [reconciliation_interruption_id(state.run_id, pending.call.id)]
+        if pending.interruption_id is not None:
+            ids.insert(0, pending.interruption_id)
+        for key in ids:
+            decision = by_id.get(key)
+            if decision is not None:
+                plan_resume(pending, decision)  # raises when the decision does not fit
+                matched.add(key)
+                break
+    unknown = sorted(set(by_id) - matched)
+    if unknown:
+        raise InterruptionDecisionError(
+            f"No open interruption matches decision(s) {', '.join(unknown)}."
+        )
+    return by_id
+
+
+def resume_deadline(
+    state: SerializedRunState, limits: RunLimitsPatch | None, resolved: RunLimits
+) -> tuple[float, bool]:
+    """The resumed run's deadline (epoch ms) and whether the serialised one was invalid.
+
+    The caller's ``run_deadline_ms`` wins, then the remaining budget of an interrupted run, then
+    the absolute ``deadlineAt`` of a crashed one, then the resolved limits.
+    """
+    now = time.time() * 1000
+    if limits is not None and limits.run_deadline_ms is not None:
+        return now + limits.run_deadline_ms, False
+    if state.remaining_run_ms is not None:
+        return now + state.remaining_run_ms, False
+    if state.deadline_at is not None:
+        try:
+            return datetime.fromisoformat(state.deadline_at).timestamp() * 1000, False
+        except ValueError:
+            return now + resolved.run_deadline_ms, True
+    return now + resolved.run_deadline_ms, False

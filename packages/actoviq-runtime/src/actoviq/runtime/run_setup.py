@@ -1,0 +1,175 @@
+"""Starting a fresh run: the caller's options, input normalisation, trace and first state.
+
+``AgentRuntime.run`` and ``AgentRuntime.stream`` take the same keyword options
+(:class:`RunOptions`) and differ only in how they hand the run back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, Final, TypedDict, cast
+
+import attrs
+
+from actoviq.core import (
+    ITEM_TYPES,
+    AbortSignal,
+    AgentSpec,
+    CanonicalItem,
+    ItemValidationError,
+    JsonObject,
+    PreservedItem,
+    RunLimitsPatch,
+    TextItem,
+    empty_usage,
+    find_json_violation,
+    iso_now,
+)
+from actoviq.events import (
+    IdFactory,
+    TraceContext,
+    create_child_trace_context,
+    create_root_trace_context,
+    current_trace_context,
+)
+from actoviq.runtime.errors import RunCancelledError
+from actoviq.runtime.state import SerializedRunState
+
+__all__ = [
+    "RunOptions",
+    "cancel_reason",
+    "consume_task",
+    "fresh_state",
+    "normalize_input",
+    "run_trace",
+]
+
+_KNOWN_ITEMS: Final = (*ITEM_TYPES.values(), PreservedItem)
+
+
+class RunOptions(TypedDict, total=False):
+    """The keyword options of ``AgentRuntime.run`` and ``AgentRuntime.stream`` (all default None).
+
+    Attributes:
+        context: the caller's context object, passed to tools and middleware.
+        signal: an external abort signal (aborting it cancels the run).
+        session_id: the session the run reads and appends to.
+        tenant_id: the session's tenant (``"default"`` when omitted).
+        expected_session_revision: CAS on the session revision at the start (Q16).
+        workspace_id: the workspace the run belongs to.
+        metadata: a JSON object carried on the state and the result.
+        run_id: the run id (a new UUID when omitted).
+        parent_run_id: the parent run of a child run.
+        parent_trace: the parent's trace context (else the current one, else a root trace).
+        limits: limits merged over the agent's and the runtime's.
+    """
+
+    context: Any
+    signal: AbortSignal | None
+    session_id: str | None
+    tenant_id: str | None
+    expected_session_revision: str | None
+    workspace_id: str | None
+    metadata: JsonObject | None
+    run_id: str | None
+    parent_run_id: str | None
+    parent_trace: TraceContext | None
+    limits: RunLimitsPatch | None
+
+
+def normalize_input(value: object) -> list[CanonicalItem]:
+    """The run input as canonical items (text becomes one user message).
+
+    Raises:
+        ItemValidationError: ``value`` is not text, a canonical item or a list of them.
+    """
+    if isinstance(value, str):
+        return [TextItem(role="user", text=value)]
+    known = _KNOWN_ITEMS
+    if isinstance(value, known):
+        return [cast(CanonicalItem, value)]
+    if isinstance(value, list | tuple):
+        items = list(cast(Sequence[object], value))
+        for index, item in enumerate(items):
+            if not isinstance(item, known):
+                raise ItemValidationError(
+                    f"Run input[{index}] must be a canonical item, got {type(item).__name__}."
+                )
+        return cast(list[CanonicalItem], items)
+    raise ItemValidationError(
+        f"Run input must be a string, a canonical item or a list of items, "
+        f"got {type(value).__name__}."
+    )
+
+
+def run_trace(
+    run_id: str,
+    parent_run_id: str | None,
+    parent_trace: TraceContext | None,
+    *,
+    ids: IdFactory,
+) -> TraceContext:
+    """The run's trace: a child of ``parent_trace`` (or of the current run), else a root."""
+    parent = parent_trace
+    if parent is None and parent_run_id is None:
+        parent = current_trace_context()  # a run started inside another run: a child (S8)
+    if parent is None:
+        return create_root_trace_context(run_id, ids=ids)
+    trace = create_child_trace_context(run_id, parent=parent, ids=ids)
+    if parent_run_id is not None and parent_run_id != trace.parent_run_id:
+        trace = attrs.evolve(trace, parent_run_id=parent_run_id)
+    return trace
+
+
+def fresh_state(
+    agent: AgentSpec[Any, Any],
+    digest: str,
+    run_id: str,
+    input: object,
+    options: RunOptions,
+    *,
+    ids: IdFactory,
+) -> SerializedRunState:
+    """The first state of a fresh run (its input normalised, its trace created).
+
+    Raises:
+        ItemValidationError: ``metadata`` is not a JSON object, or the input is not canonical.
+    """
+    metadata = options.get("metadata")
+    if metadata is not None and (
+        type(metadata) is not dict or find_json_violation(metadata) is not None
+    ):
+        raise ItemValidationError("Run metadata must be a JSON object.", field="metadata")
+    items = normalize_input(input)
+    return SerializedRunState(
+        run_id=run_id,
+        agent_id=agent.id,
+        agent_config_digest=digest,
+        status="running",
+        trace=run_trace(run_id, options.get("parent_run_id"), options.get("parent_trace"), ids=ids),
+        started_at=iso_now(),
+        turn=0,
+        input=tuple(items),
+        transcript=(),
+        generated_items=(),
+        usage=empty_usage(),
+        session_id=options.get("session_id"),
+        tenant_id=options.get("tenant_id"),
+        expected_session_revision=options.get("expected_session_revision"),
+        workspace_id=options.get("workspace_id"),
+        metadata=metadata if metadata is not None else {},
+    )
+
+
+def cancel_reason(reason: object) -> BaseException:
+    """A handle's cancel reason as the exception the run is aborted with."""
+    if isinstance(reason, BaseException):
+        return reason
+    return RunCancelledError("Run cancelled." if reason is None else str(reason))
+
+
+def consume_task(task: asyncio.Task[Any]) -> None:
+    """Done callback: mark the run task's exception retrieved (it surfaces via result()/run())."""
+    if not task.cancelled():
+        task.exception()
