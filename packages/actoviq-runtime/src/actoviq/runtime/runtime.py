@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final, Self, Unpack
 
 import attrs
 
@@ -25,7 +25,6 @@ from actoviq.core import (
     AbortSignal,
     AgentSpec,
     CanonicalItem,
-    JsonObject,
     ModelRefParts,
     RunError,
     RunLimits,
@@ -43,7 +42,6 @@ from actoviq.events import (
     RandomIdFactory,
     RedactionPolicy,
     SystemClock,
-    TraceContext,
     default_processors,
 )
 from actoviq.providers import ModelRegistry
@@ -316,45 +314,19 @@ class AgentRuntime:
         return handle
 
     async def run(
-        self,
-        agent: AgentSpec[Any, Any],
-        input: AgentInput,
-        *,
-        context: Any = None,
-        signal: AbortSignal | None = None,
-        session_id: str | None = None,
-        tenant_id: str | None = None,
-        expected_session_revision: str | None = None,
-        workspace_id: str | None = None,
-        metadata: JsonObject | None = None,
-        run_id: str | None = None,
-        parent_run_id: str | None = None,
-        parent_trace: TraceContext | None = None,
-        limits: RunLimitsPatch | None = None,
+        self, agent: AgentSpec[Any, Any], input: AgentInput, **options: Unpack[RunOptions]
     ) -> RunResult[Any]:
         """Run ``agent`` to completion with non-streaming model calls.
+
+        ``options`` are the keyword options of :class:`~actoviq.runtime.run_setup.RunOptions`
+        (``context``, ``signal``, ``session_id``, ``tenant_id``, ``expected_session_revision``,
+        ``workspace_id``, ``metadata``, ``run_id``, ``parent_run_id``, ``parent_trace``,
+        ``limits``; all default None).
 
         Returns a :class:`RunResult` with status ``completed``, ``interrupted`` (see
         ``result.interruptions`` / ``result.state``) or ``cancelled``; raises when the run fails.
         """
-        execution = self._fresh(
-            agent,
-            input,
-            False,
-            RunOptions(
-                context=context,
-                signal=signal,
-                session_id=session_id,
-                tenant_id=tenant_id,
-                expected_session_revision=expected_session_revision,
-                workspace_id=workspace_id,
-                metadata=metadata,
-                run_id=run_id,
-                parent_run_id=parent_run_id,
-                parent_trace=parent_trace,
-                limits=limits,
-            ),
-        )
+        execution = self._fresh(agent, input, False, options)
         task = execution.task
         assert task is not None
         try:
@@ -366,42 +338,13 @@ class AgentRuntime:
             raise
 
     def stream(
-        self,
-        agent: AgentSpec[Any, Any],
-        input: AgentInput,
-        *,
-        context: Any = None,
-        signal: AbortSignal | None = None,
-        session_id: str | None = None,
-        tenant_id: str | None = None,
-        expected_session_revision: str | None = None,
-        workspace_id: str | None = None,
-        metadata: JsonObject | None = None,
-        run_id: str | None = None,
-        parent_run_id: str | None = None,
-        parent_trace: TraceContext | None = None,
-        limits: RunLimitsPatch | None = None,
+        self, agent: AgentSpec[Any, Any], input: AgentInput, **options: Unpack[RunOptions]
     ) -> RunHandle[Any]:
-        """Start ``agent`` with streaming model calls and return its :class:`RunHandle` at once."""
-        execution = self._fresh(
-            agent,
-            input,
-            True,
-            RunOptions(
-                context=context,
-                signal=signal,
-                session_id=session_id,
-                tenant_id=tenant_id,
-                expected_session_revision=expected_session_revision,
-                workspace_id=workspace_id,
-                metadata=metadata,
-                run_id=run_id,
-                parent_run_id=parent_run_id,
-                parent_trace=parent_trace,
-                limits=limits,
-            ),
-        )
-        return self._handle(execution)
+        """Start ``agent`` with streaming model calls and return its :class:`RunHandle` at once.
+
+        ``options`` are the same keyword options as :meth:`run`.
+        """
+        return self._handle(self._fresh(agent, input, True, options))
 
     def resume(
         self,
