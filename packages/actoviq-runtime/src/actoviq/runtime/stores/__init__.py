@@ -25,8 +25,8 @@ from actoviq.runtime.stores.memory import (
     InMemoryCheckpointStore,
     InMemoryDurableChildStore,
     InMemoryMemoryStore,
-    InMemorySessionStore,
 )
+from actoviq.runtime.stores.memory_sessions import InMemorySessionStore
 from actoviq.runtime.stores.protocols import (
     ArtifactMetadataStore,
     CheckpointStore,
