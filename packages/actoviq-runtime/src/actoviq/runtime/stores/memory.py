@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import attrs
 
 from actoviq.core import JsonObject, JsonValue, iso_now
+from actoviq.runtime.stores._memory_rows import RevisionRows, row_key
 from actoviq.runtime.stores._rules import (
     artifact_resource,
     checkpoint_resource,
@@ -20,9 +21,7 @@ from actoviq.runtime.stores._rules import (
     validate_checkpoint,
     validate_child_create,
 )
-from actoviq.runtime.stores.errors import (
-    StorageConflictError,
-)
+from actoviq.runtime.stores.errors import StorageConflictError
 from actoviq.runtime.stores.records import (
     ArtifactRecord,
     CheckpointRecord,
@@ -52,7 +51,7 @@ class InMemoryCheckpointStore:
     """A :class:`~actoviq.runtime.stores.protocols.CheckpointStore` held in a dict."""
 
     def __init__(self) -> None:
-        self._rows: dict[tuple[str, str], CheckpointRecord] = {}
+        self._rows = RevisionRows[CheckpointRecord](checkpoint_resource)
 
     async def put(
         self,
@@ -84,26 +83,18 @@ class InMemoryCheckpointStore:
             updated_at=updated_at or iso_now(),
         )
         key = (tenant_id, checkpoint_id)
-        current = self._rows.get(key)
-        actual = None if current is None else current.revision
-        if actual != expected_revision:
-            raise StorageConflictError(
-                checkpoint_resource(*key),
-                expected_revision=expected_revision,
-                actual_revision=actual,
-            )
+        current = self._rows.expect(key, expected_revision)
         stored = attrs.evolve(
             draft,
             revision=0 if current is None else current.revision + 1,
             created_at=draft.updated_at if current is None else current.created_at,
         )
-        self._rows[key] = stored
+        self._rows.rows[key] = stored
         return _copy_checkpoint(stored)
 
     async def get(self, *, tenant_id: str, checkpoint_id: str) -> CheckpointRecord | None:
         """See :meth:`CheckpointStore.get`."""
-        key = (require_key(tenant_id, "tenantId"), require_key(checkpoint_id, "checkpointId"))
-        row = self._rows.get(key)
+        row = self._rows.rows.get(row_key(tenant_id, checkpoint_id, "checkpointId"))
         return None if row is None else _copy_checkpoint(row)
 
     async def list_checkpoints(
@@ -120,10 +111,8 @@ class InMemoryCheckpointStore:
         cap = require_limit(limit)
         rows = [
             row
-            for (t, _), row in self._rows.items()
-            if t == tenant
-            and (run_id is None or row.run_id == run_id)
-            and (status is None or row.status == status)
+            for row in self._rows.of_tenant(tenant)
+            if (run_id is None or row.run_id == run_id) and (status is None or row.status == status)
         ]
         rows.sort(key=lambda r: (r.created_at, r.checkpoint_id))
         return [_copy_checkpoint(r) for r in rows[:cap]]
@@ -132,18 +121,9 @@ class InMemoryCheckpointStore:
         self, *, tenant_id: str, checkpoint_id: str, expected_revision: int | None = None
     ) -> bool:
         """See :meth:`CheckpointStore.delete`."""
-        key = (require_key(tenant_id, "tenantId"), require_key(checkpoint_id, "checkpointId"))
-        current = self._rows.get(key)
-        if current is None:
-            return False
-        if expected_revision is not None and current.revision != expected_revision:
-            raise StorageConflictError(
-                checkpoint_resource(*key),
-                expected_revision=expected_revision,
-                actual_revision=current.revision,
-            )
-        del self._rows[key]
-        return True
+        return self._rows.delete(
+            row_key(tenant_id, checkpoint_id, "checkpointId"), expected_revision
+        )
 
     async def aclose(self) -> None:
         """Nothing to release."""
@@ -169,7 +149,7 @@ class InMemoryMemoryStore:
     """A :class:`~actoviq.runtime.stores.protocols.MemoryStore` held in a dict."""
 
     def __init__(self) -> None:
-        self._rows: dict[tuple[str, str], MemoryRecord] = {}
+        self._rows = RevisionRows[MemoryRecord](memory_resource)
 
     async def put(
         self,
@@ -183,19 +163,14 @@ class InMemoryMemoryStore:
         updated_at: str | None = None,
     ) -> MemoryRecord:
         """See :meth:`MemoryStore.put`."""
-        key = (require_key(tenant_id, "tenantId"), require_key(memory_id, "memoryId"))
+        key = row_key(tenant_id, memory_id, "memoryId")
         require_key(namespace, "namespace")
         if expected_revision is not None:
             require_revision(expected_revision, "expectedRevision")
         body = require_json_value(value, "value")
         meta = require_json_object({} if metadata is None else metadata, "metadata")
         stamp = require_key(updated_at or iso_now(), "updatedAt")
-        current = self._rows.get(key)
-        actual = None if current is None else current.revision
-        if actual != expected_revision:
-            raise StorageConflictError(
-                memory_resource(*key), expected_revision=expected_revision, actual_revision=actual
-            )
+        current = self._rows.expect(key, expected_revision)
         row = MemoryRecord(
             tenant_id=tenant_id,
             memory_id=memory_id,
@@ -206,13 +181,12 @@ class InMemoryMemoryStore:
             created_at=stamp if current is None else current.created_at,
             updated_at=stamp,
         )
-        self._rows[key] = row
+        self._rows.rows[key] = row
         return _copy_memory(row)
 
     async def get(self, *, tenant_id: str, memory_id: str) -> MemoryRecord | None:
         """See :meth:`MemoryStore.get`."""
-        key = (require_key(tenant_id, "tenantId"), require_key(memory_id, "memoryId"))
-        row = self._rows.get(key)
+        row = self._rows.rows.get(row_key(tenant_id, memory_id, "memoryId"))
         return None if row is None else _copy_memory(row)
 
     async def list_memories(
@@ -223,9 +197,7 @@ class InMemoryMemoryStore:
         require_optional_key(namespace, "namespace")
         cap = require_limit(limit)
         rows = [
-            r
-            for (t, _), r in self._rows.items()
-            if t == tenant and (namespace is None or r.namespace == namespace)
+            r for r in self._rows.of_tenant(tenant) if namespace is None or r.namespace == namespace
         ]
         rows.sort(key=lambda r: r.memory_id)
         rows.sort(key=lambda r: r.updated_at, reverse=True)
@@ -235,18 +207,7 @@ class InMemoryMemoryStore:
         self, *, tenant_id: str, memory_id: str, expected_revision: int | None = None
     ) -> bool:
         """See :meth:`MemoryStore.delete`."""
-        key = (require_key(tenant_id, "tenantId"), require_key(memory_id, "memoryId"))
-        current = self._rows.get(key)
-        if current is None:
-            return False
-        if expected_revision is not None and current.revision != expected_revision:
-            raise StorageConflictError(
-                memory_resource(*key),
-                expected_revision=expected_revision,
-                actual_revision=current.revision,
-            )
-        del self._rows[key]
-        return True
+        return self._rows.delete(row_key(tenant_id, memory_id, "memoryId"), expected_revision)
 
     async def aclose(self) -> None:
         """Nothing to release."""
@@ -264,7 +225,7 @@ class InMemoryArtifactMetadataStore:
     """A :class:`~actoviq.runtime.stores.protocols.ArtifactMetadataStore` held in a dict."""
 
     def __init__(self) -> None:
-        self._rows: dict[tuple[str, str], ArtifactRecord] = {}
+        self._rows = RevisionRows[ArtifactRecord](artifact_resource)
 
     async def put(
         self,
@@ -280,7 +241,7 @@ class InMemoryArtifactMetadataStore:
         updated_at: str | None = None,
     ) -> ArtifactRecord:
         """See :meth:`ArtifactMetadataStore.put`."""
-        key = (require_key(tenant_id, "tenantId"), require_key(artifact_id, "artifactId"))
+        key = row_key(tenant_id, artifact_id, "artifactId")
         require_key(media_type, "mediaType")
         require_revision(size, "size")
         require_sha256(sha256)
@@ -289,12 +250,7 @@ class InMemoryArtifactMetadataStore:
             require_revision(expected_revision, "expectedRevision")
         meta = require_json_object({} if metadata is None else metadata, "metadata")
         stamp = require_key(updated_at or iso_now(), "updatedAt")
-        current = self._rows.get(key)
-        actual = None if current is None else current.revision
-        if actual != expected_revision:
-            raise StorageConflictError(
-                artifact_resource(*key), expected_revision=expected_revision, actual_revision=actual
-            )
+        current = self._rows.expect(key, expected_revision)
         row = ArtifactRecord(
             tenant_id=tenant_id,
             artifact_id=artifact_id,
@@ -307,18 +263,13 @@ class InMemoryArtifactMetadataStore:
             created_at=stamp if current is None else current.created_at,
             updated_at=stamp,
         )
-        self._rows[key] = row
-        return attrs.evolve(row, metadata=require_json_object(meta, "metadata"))
+        self._rows.rows[key] = row
+        return _copy_artifact(row)
 
     async def get(self, *, tenant_id: str, artifact_id: str) -> ArtifactRecord | None:
         """See :meth:`ArtifactMetadataStore.get`."""
-        key = (require_key(tenant_id, "tenantId"), require_key(artifact_id, "artifactId"))
-        row = self._rows.get(key)
-        return (
-            None
-            if row is None
-            else attrs.evolve(row, metadata=require_json_object(row.metadata, "metadata"))
-        )
+        row = self._rows.rows.get(row_key(tenant_id, artifact_id, "artifactId"))
+        return None if row is None else _copy_artifact(row)
 
     async def list_artifacts(
         self, *, tenant_id: str, limit: int | None = None
@@ -326,60 +277,52 @@ class InMemoryArtifactMetadataStore:
         """See :meth:`ArtifactMetadataStore.list_artifacts`."""
         tenant = require_key(tenant_id, "tenantId")
         cap = require_limit(limit)
-        rows = [r for (t, _), r in self._rows.items() if t == tenant]
+        rows = self._rows.of_tenant(tenant)
         rows.sort(key=lambda r: r.artifact_id)
         rows.sort(key=lambda r: r.updated_at, reverse=True)
-        return [
-            attrs.evolve(r, metadata=require_json_object(r.metadata, "metadata"))
-            for r in rows[:cap]
-        ]
+        return [_copy_artifact(r) for r in rows[:cap]]
 
     async def delete(
         self, *, tenant_id: str, artifact_id: str, expected_revision: int | None = None
     ) -> bool:
         """See :meth:`ArtifactMetadataStore.delete`."""
-        key = (require_key(tenant_id, "tenantId"), require_key(artifact_id, "artifactId"))
-        current = self._rows.get(key)
-        if current is None:
-            return False
-        if expected_revision is not None and current.revision != expected_revision:
-            raise StorageConflictError(
-                artifact_resource(*key),
-                expected_revision=expected_revision,
-                actual_revision=current.revision,
-            )
-        del self._rows[key]
-        return True
+        return self._rows.delete(row_key(tenant_id, artifact_id, "artifactId"), expected_revision)
 
     async def aclose(self) -> None:
         """Nothing to release."""
+
+
+def _copy_artifact(row: ArtifactRecord) -> ArtifactRecord:
+    return attrs.evolve(row, metadata=require_json_object(row.metadata, "metadata"))
 
 
 class InMemoryDurableChildStore:
     """A :class:`~actoviq.runtime.stores.protocols.DurableChildStore` held in a dict."""
 
     def __init__(self) -> None:
-        self._rows: dict[tuple[str, str], DurableChildRow] = {}
+        self._rows = RevisionRows[DurableChildRow](
+            lambda tenant, child: f"durable child {tenant}/{child}"
+        )
 
     async def create(self, *, tenant_id: str, record: JsonObject) -> DurableChildRow:
         """See :meth:`DurableChildStore.create`."""
         tenant = require_key(tenant_id, "tenantId")
         row = validate_child_create(tenant, record)
         key = (tenant, row.child_id)
-        if key in self._rows:
+        current = self._rows.rows.get(key)
+        if current is not None:
             raise StorageConflictError(
                 f"durable child {tenant}/{row.child_id}",
                 expected_revision=None,
-                actual_revision=self._rows[key].revision,
+                actual_revision=current.revision,
                 message=f'Durable child "{row.child_id}" already exists.',
             )
-        self._rows[key] = row
+        self._rows.rows[key] = row
         return _copy_child(row)
 
     async def get(self, *, tenant_id: str, child_id: str) -> DurableChildRow | None:
         """See :meth:`DurableChildStore.get`."""
-        key = (require_key(tenant_id, "tenantId"), require_key(child_id, "childId"))
-        row = self._rows.get(key)
+        row = self._rows.rows.get(row_key(tenant_id, child_id, "childId"))
         return None if row is None else _copy_child(row)
 
     async def compare_and_set(
@@ -391,10 +334,10 @@ class InMemoryDurableChildStore:
         require_revision(expected_revision, "expectedRevision")
         next_row = validate_cas_next(tenant, child_id, expected_revision, record)
         key = (tenant, child_id)
-        current = self._rows.get(key)
+        current = self._rows.rows.get(key)
         if current is None or current.revision != expected_revision:
             return False
-        self._rows[key] = next_row
+        self._rows.rows[key] = next_row
         return True
 
     async def list_children(
@@ -411,9 +354,8 @@ class InMemoryDurableChildStore:
         cap = require_limit(limit)
         rows = [
             r
-            for (t, _), r in self._rows.items()
-            if t == tenant
-            and (parent_run_id is None or r.parent_run_id == parent_run_id)
+            for r in self._rows.of_tenant(tenant)
+            if (parent_run_id is None or r.parent_run_id == parent_run_id)
             and (status is None or r.status == status)
         ]
         rows.sort(key=lambda r: (r.created_at, r.child_id))
