@@ -164,7 +164,7 @@ async def test_failed_item_insert_rolls_back_and_propagates_unchanged(
         state = {"armed": True}
         real_insert = DriverJournalSql.insert_items
 
-        def fail_items(self: DriverJournalSql, conn: Connection, rows: list[ItemRow]) -> None:
+        def fail_items(self: DriverJournalSql, conn: Any, rows: list[ItemRow]) -> None:
             # The first row really goes in, then the "disk" fails: all of it must roll back.
             real_insert(self, conn, rows[:1])
             if state["armed"]:

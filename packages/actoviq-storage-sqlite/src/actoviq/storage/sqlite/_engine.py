@@ -143,9 +143,26 @@ class Database:
                 return await _mapped(conn.run_sync(work))
         return await self._in_thread(_transaction, self._thread_engine, work)
 
-    async def _in_thread(
-        self, call: Callable[[Engine, Callable[[Connection], T]], T], *args: Any
-    ) -> T:
+    async def run_journal_write(self, work: Callable[[Any], T]) -> T:
+        """Like :meth:`run_write`, for the session journal's hot path (:attr:`journal_sql`).
+
+        On a SQLite file ``work`` gets the pooled ``sqlite3.Connection`` itself: the transaction
+        is ``BEGIN IMMEDIATE`` … ``COMMIT`` issued here, under the same in-process writer lock,
+        without a SQLAlchemy ``Connection``. Elsewhere it gets a ``Connection`` (:meth:`run_write`).
+        """
+        if self._thread_engine is None:
+            return await self.run_write(work)
+        assert self._write_lock is not None
+        async with self._write_lock:
+            return await self._in_thread(_driver_transaction, self._thread_engine, work, True)
+
+    async def run_journal_read(self, work: Callable[[Any], T]) -> T:
+        """Like :meth:`run_read` (a deferred ``BEGIN`` on a SQLite file); see above."""
+        if self._thread_engine is None:
+            return await self.run_read(work)
+        return await self._in_thread(_driver_transaction, self._thread_engine, work, False)
+
+    async def _in_thread(self, call: Callable[..., T], *args: Any) -> T:
         assert self._executor is not None
         future = asyncio.get_running_loop().run_in_executor(self._executor, call, *args)
         try:
@@ -175,6 +192,30 @@ def _transaction(engine: Engine, work: Callable[[Connection], T]) -> T:
             return work(conn)
     except (OperationalError, sqlite3.OperationalError) as error:
         # sqlite3's own errors come from the journal's driver SQL (``_journal_sql``).
+        raise _unavailable(error) from error
+
+
+def _driver_transaction(engine: Engine, work: Callable[[Any], T], writer: bool) -> T:
+    """One transaction on a pooled ``sqlite3`` connection.
+
+    The connect hook put the driver in autocommit mode, so ``BEGIN`` / ``COMMIT`` are exactly the
+    ones issued here.
+    """
+    try:
+        pooled = engine.raw_connection()
+        try:
+            dbapi: Any = pooled.dbapi_connection
+            dbapi.execute("BEGIN IMMEDIATE" if writer else "BEGIN")
+            try:
+                result = work(dbapi)
+            except BaseException:
+                dbapi.rollback()
+                raise
+            dbapi.commit()
+            return result
+        finally:
+            pooled.close()  # back to the pool (its reset is a no-op outside a transaction)
+    except (OperationalError, sqlite3.OperationalError) as error:
         raise _unavailable(error) from error
 
 
@@ -257,7 +298,7 @@ async def open_database(url: str, *, busy_timeout_ms: int = 5000, echo: bool = F
     try:
         await _upgrade(database)
         # Prepare / compile the session journal's statements now, not on the first append.
-        await database.run_write(database.journal_sql.warm)
+        await database.run_journal_write(database.journal_sql.warm)
     except BaseException:
         await database.aclose()
         raise

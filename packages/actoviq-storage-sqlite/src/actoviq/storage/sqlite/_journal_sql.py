@@ -4,15 +4,20 @@ Appends and loads need five statements: the CAS bump of the session row, the ite
 session row, the newest snapshot and the journal tail. Two implementations share one shape
 (positional rows, tuple parameters):
 
-* :class:`DriverJournalSql` (SQLite file): pre-written SQL strings run on the stdlib ``sqlite3``
-  connection that SQLAlchemy's pool checked out for the transaction (``BEGIN IMMEDIATE`` and the
-  writer lock are already in place), with tuple parameters and ``executemany``. This skips
-  SQLAlchemy's compilation cache look-ups, per-row bind processing and ``Row`` construction.
-  ``sqlite3`` caches each prepared statement per connection; :meth:`DriverJournalSql.warm`
-  (run when the database opens) prepares the read statements on the first pooled connection.
-* :class:`CoreJournalSql` (PostgreSQL, ``:memory:``): the same statements in SQLAlchemy Core
-  (bound parameters, compiled once per dialect; :meth:`CoreJournalSql.warm` compiles them when
-  the database opens).
+* :class:`DriverJournalSql` (SQLite file): pre-written SQL strings with tuple parameters and
+  ``executemany`` on the stdlib ``sqlite3`` connection checked out of SQLAlchemy's pool for the
+  transaction (:meth:`Database.run_journal_write` has already taken the writer lock and issued
+  ``BEGIN IMMEDIATE``). This skips SQLAlchemy's ``Connection`` set-up, compilation cache
+  look-ups, per-row bind processing and ``Row`` construction. ``sqlite3`` caches each prepared
+  statement per connection; :meth:`DriverJournalSql.warm` (run when the database opens) prepares
+  the read statements on the first pooled connection.
+* :class:`CoreJournalSql` (PostgreSQL, ``:memory:``): the same statements in SQLAlchemy Core on a
+  ``Connection`` (bound parameters, compiled once per dialect; :meth:`CoreJournalSql.warm`
+  compiles them when the database opens).
+
+The ``conn`` each method takes is whatever :meth:`Database.run_journal_write` /
+:meth:`Database.run_journal_read` hand to the transaction's function: a ``sqlite3.Connection`` for
+the driver SQL, a SQLAlchemy ``Connection`` for Core.
 
 Errors are the driver's: ``sqlite3.IntegrityError`` / ``OperationalError`` on the driver path,
 SQLAlchemy's wrappers on the Core path; the callers handle both.
@@ -71,30 +76,36 @@ class JournalSql(Protocol):
     """
 
     def bump(
-        self, conn: Connection, tenant: str, session: str, expected: int, stamp: str, count: int
+        self, conn: Any, tenant: str, session: str, expected: int, stamp: str, count: int
     ) -> Sequence[Any] | None:
         """CAS: bump revision and tail if the revision is ``expected``; the new row or None."""
         ...
 
-    def insert_items(self, conn: Connection, rows: list[ItemRow]) -> None:
+    def insert_items(self, conn: Any, rows: list[ItemRow]) -> None:
         """Insert journal rows in one ``executemany``."""
         ...
 
-    def session(self, conn: Connection, tenant: str, session: str) -> Sequence[Any] | None:
-        """The session row, or None."""
+    def session(
+        self, conn: Any, tenant: str, session: str, *, lock: bool = False
+    ) -> Sequence[Any] | None:
+        """The session row, or None (``lock``: ``FOR UPDATE`` where the backend needs it)."""
         ...
 
-    def newest_snapshot(self, conn: Connection, tenant: str, session: str) -> Sequence[Any] | None:
+    def existing(self, conn: Any, tenant: str, session: str, ids: list[str]) -> list[Sequence[Any]]:
+        """``(item_id, kind, payload_json)`` of the journal rows among ``ids``."""
+        ...
+
+    def newest_snapshot(self, conn: Any, tenant: str, session: str) -> Sequence[Any] | None:
         """The snapshot with the highest ``through_sequence``, or None."""
         ...
 
     def tail(
-        self, conn: Connection, tenant: str, session: str, after: int, limit: int | None
+        self, conn: Any, tenant: str, session: str, after: int, limit: int | None
     ) -> list[Sequence[Any]]:
         """Journal rows with ``sequence > after``, at most ``limit``."""
         ...
 
-    def warm(self, conn: Connection) -> None:
+    def warm(self, conn: Any) -> None:
         """Prepare or compile the statements ahead of first use (no rows change)."""
         ...
 
@@ -127,9 +138,19 @@ _SQL_TAIL_LIMITED = _SQL_TAIL + " LIMIT ?"
 _NO_KEY = ("", "")  # tenant and session ids are never empty, so warm-up reads match no row
 
 
-def _cursor(conn: Connection) -> Any:
-    """A cursor of the ``sqlite3`` connection under ``conn`` (same transaction)."""
-    return cast(Any, conn.connection.dbapi_connection).cursor()
+_ID_CHUNK = 500  # ids per IN list (SQLite allows 32,766 parameters; keep statements small)
+
+
+def _chunks(ids: list[str]) -> list[list[str]]:
+    return [ids[start : start + _ID_CHUNK] for start in range(0, len(ids), _ID_CHUNK)]
+
+
+def _sql_existing(count: int) -> str:
+    marks = ", ".join("?" * count)
+    return (
+        "SELECT item_id, kind, payload_json FROM storage_v2_session_items "
+        f"WHERE tenant_id = ? AND session_id = ? AND item_id IN ({marks})"
+    )
 
 
 def warm_driver_connection(dbapi_connection: Any) -> None:
@@ -149,45 +170,50 @@ def warm_driver_connection(dbapi_connection: Any) -> None:
 
 
 class DriverJournalSql:
-    """:class:`JournalSql` as driver SQL on the pooled ``sqlite3`` connection (SQLite file)."""
+    """:class:`JournalSql` as driver SQL on a pooled ``sqlite3.Connection`` (SQLite file)."""
 
     def bump(
-        self, conn: Connection, tenant: str, session: str, expected: int, stamp: str, count: int
+        self, conn: Any, tenant: str, session: str, expected: int, stamp: str, count: int
     ) -> Sequence[Any] | None:
         """See :meth:`JournalSql.bump`."""
-        cursor = _cursor(conn)
-        row = cursor.execute(_SQL_BUMP, (stamp, count, tenant, session, expected)).fetchone()
-        cursor.close()  # also finishes the RETURNING statement
+        cursor = conn.execute(_SQL_BUMP, (stamp, count, tenant, session, expected))
+        row = cursor.fetchone()
+        cursor.close()  # finishes the RETURNING statement
         return cast(Sequence[Any] | None, row)
 
-    def insert_items(self, conn: Connection, rows: list[ItemRow]) -> None:
+    def insert_items(self, conn: Any, rows: list[ItemRow]) -> None:
         """See :meth:`JournalSql.insert_items`."""
-        _cursor(conn).executemany(_SQL_INSERT, rows)
+        conn.executemany(_SQL_INSERT, rows)
 
-    def session(self, conn: Connection, tenant: str, session: str) -> Sequence[Any] | None:
-        """See :meth:`JournalSql.session`."""
-        return cast(
-            Sequence[Any] | None, _cursor(conn).execute(_SQL_SESSION, (tenant, session)).fetchone()
-        )
+    def session(
+        self, conn: Any, tenant: str, session: str, *, lock: bool = False
+    ) -> Sequence[Any] | None:
+        """See :meth:`JournalSql.session` (``BEGIN IMMEDIATE`` already locks the file)."""
+        return cast(Sequence[Any] | None, conn.execute(_SQL_SESSION, (tenant, session)).fetchone())
 
-    def newest_snapshot(self, conn: Connection, tenant: str, session: str) -> Sequence[Any] | None:
+    def existing(self, conn: Any, tenant: str, session: str, ids: list[str]) -> list[Sequence[Any]]:
+        """See :meth:`JournalSql.existing`."""
+        rows: list[Sequence[Any]] = []
+        for chunk in _chunks(ids):
+            rows.extend(conn.execute(_sql_existing(len(chunk)), (tenant, session, *chunk)))
+        return rows
+
+    def newest_snapshot(self, conn: Any, tenant: str, session: str) -> Sequence[Any] | None:
         """See :meth:`JournalSql.newest_snapshot`."""
-        return cast(
-            Sequence[Any] | None, _cursor(conn).execute(_SQL_SNAPSHOT, (tenant, session)).fetchone()
-        )
+        row = conn.execute(_SQL_SNAPSHOT, (tenant, session)).fetchone()
+        return cast(Sequence[Any] | None, row)
 
     def tail(
-        self, conn: Connection, tenant: str, session: str, after: int, limit: int | None
+        self, conn: Any, tenant: str, session: str, after: int, limit: int | None
     ) -> list[Sequence[Any]]:
         """See :meth:`JournalSql.tail`."""
-        cursor = _cursor(conn)
         if limit is None:
-            return cursor.execute(_SQL_TAIL, (tenant, session, after)).fetchall()
-        return cursor.execute(_SQL_TAIL_LIMITED, (tenant, session, after, limit)).fetchall()
+            return conn.execute(_SQL_TAIL, (tenant, session, after)).fetchall()
+        return conn.execute(_SQL_TAIL_LIMITED, (tenant, session, after, limit)).fetchall()
 
-    def warm(self, conn: Connection) -> None:
+    def warm(self, conn: Any) -> None:
         """See :meth:`JournalSql.warm`."""
-        warm_driver_connection(conn.connection.dbapi_connection)
+        warm_driver_connection(conn)
 
 
 # --- SQLAlchemy Core (PostgreSQL, ``:memory:``) -----------------------------------------------
@@ -210,9 +236,13 @@ _BUMP = (
 )
 _INSERT_ITEMS = insert(session_items)
 _SESSION = select(*(sessions.c[name] for name in SESSION_COLUMNS)).where(_KEY)
+_SESSION_LOCKED = _SESSION.with_for_update()
 _IN_JOURNAL = (session_items.c.tenant_id == bindparam("p_tenant")) & (
     session_items.c.session_id == bindparam("p_session")
 )
+_EXISTING = select(
+    session_items.c.item_id, session_items.c.kind, session_items.c.payload_json
+).where(_IN_JOURNAL, session_items.c.item_id.in_(bindparam("p_ids", expanding=True)))
 _TAIL = (
     select(
         session_items.c.sequence,
@@ -261,9 +291,22 @@ class CoreJournalSql:
         """See :meth:`JournalSql.insert_items`."""
         conn.execute(_INSERT_ITEMS, [dict(zip(ITEM_COLUMNS, row, strict=True)) for row in rows])
 
-    def session(self, conn: Connection, tenant: str, session: str) -> Sequence[Any] | None:
-        """See :meth:`JournalSql.session`."""
-        return conn.execute(_SESSION, {"p_tenant": tenant, "p_session": session}).first()
+    def session(
+        self, conn: Connection, tenant: str, session: str, *, lock: bool = False
+    ) -> Sequence[Any] | None:
+        """See :meth:`JournalSql.session` (``lock``: ``SELECT ... FOR UPDATE``)."""
+        params = {"p_tenant": tenant, "p_session": session}
+        return conn.execute(_SESSION_LOCKED if lock else _SESSION, params).first()
+
+    def existing(
+        self, conn: Connection, tenant: str, session: str, ids: list[str]
+    ) -> list[Sequence[Any]]:
+        """See :meth:`JournalSql.existing`."""
+        rows: list[Sequence[Any]] = []
+        for chunk in _chunks(ids):
+            params = {"p_tenant": tenant, "p_session": session, "p_ids": chunk}
+            rows.extend(conn.execute(_EXISTING, params).all())
+        return rows
 
     def newest_snapshot(self, conn: Connection, tenant: str, session: str) -> Sequence[Any] | None:
         """See :meth:`JournalSql.newest_snapshot`."""

@@ -44,8 +44,8 @@ from actoviq.storage.sqlite._journal import (
     prepare_items,
     stored_items,
 )
-from actoviq.storage.sqlite._journal_sql import SESSION_COLUMNS
-from actoviq.storage.sqlite._tables import session_items, session_snapshots, sessions
+from actoviq.storage.sqlite._journal_sql import SESSION_COLUMNS, JournalSql
+from actoviq.storage.sqlite._tables import session_snapshots, sessions
 
 
 def _text(value: object, field: str) -> str:
@@ -86,12 +86,6 @@ _COMPACT_BUMP = (
     .values(revision=sessions.c.revision + 1, updated_at=bindparam("p_stamp"))
 )
 _CREATE = insert(sessions)
-_IN_JOURNAL = (session_items.c.tenant_id == bindparam("p_tenant")) & (
-    session_items.c.session_id == bindparam("p_session")
-)
-_EXISTING = select(
-    session_items.c.item_id, session_items.c.kind, session_items.c.payload_json
-).where(_IN_JOURNAL, session_items.c.item_id.in_(bindparam("p_ids", expanding=True)))
 _NEWEST_THROUGH = select(func.max(session_snapshots.c.through_sequence)).where(
     session_snapshots.c.tenant_id == bindparam("p_tenant"),
     session_snapshots.c.session_id == bindparam("p_session"),
@@ -103,7 +97,6 @@ _LIST = (
     .order_by(sessions.c.updated_at.desc(), sessions.c.session_id)
 )
 _LIST_LIMITED = _LIST.limit(bindparam("p_limit", type_=Integer))
-_ID_CHUNK = 500  # bound parameters per IN list (SQLite's limit is 32,766; keep statements small)
 
 
 def _session_row(
@@ -113,23 +106,13 @@ def _session_row(
     return conn.execute(_SESSION_LOCKED if lock else _SESSION, params).first()
 
 
-def _existing(
-    conn: Connection, tenant_id: str, session_id: str, ids: list[str]
-) -> dict[str, tuple[str, JsonObject]]:
-    rows: list[Any] = []
-    for start in range(0, len(ids), _ID_CHUNK):
-        params = {"p_tenant": tenant_id, "p_session": session_id}
-        chunk = ids[start : start + _ID_CHUNK]
-        rows.extend(conn.execute(_EXISTING, {**params, "p_ids": chunk}).all())
-    payloads = decode_payloads([row.payload_json for row in rows], "payload")
-    return {row.item_id: (row.kind, payload) for row, payload in zip(rows, payloads, strict=True)}
-
-
 def _replay(
-    conn: Connection, tenant_id: str, session_id: str, prepared: list[PreparedItem]
+    sql: JournalSql, conn: Any, tenant_id: str, session_id: str, prepared: list[PreparedItem]
 ) -> bool:
     """True when every item already exists with the same kind and payload."""
-    found = _existing(conn, tenant_id, session_id, [item[0] for item in prepared])
+    rows = sql.existing(conn, tenant_id, session_id, [item[0] for item in prepared])
+    payloads = decode_payloads([row[2] for row in rows], "payload")
+    found = {row[0]: (row[1], payload) for row, payload in zip(rows, payloads, strict=True)}
     return len(found) == len(prepared) and all(
         found[item_id] == (kind, payload) for item_id, kind, _, _, payload in prepared
     )
@@ -223,14 +206,14 @@ class SqlSessionStore:
 
         sql = self._db.journal_sql
 
-        def work(conn: Connection) -> SessionRecord:
+        def work(conn: Any) -> SessionRecord:
             bumped = sql.bump(conn, tenant_id, session_id, expected, stamp, count)
             if bumped is None:
-                row = _session_row(conn, tenant_id, session_id, lock=True)
+                row = sql.session(conn, tenant_id, session_id, lock=True)
                 if row is None:
                     raise StorageNotFoundError(resource)
                 current = record_from_row(row)
-                if _replay(conn, tenant_id, session_id, prepared):
+                if _replay(sql, conn, tenant_id, session_id, prepared):
                     return current
                 raise SessionRevisionConflictError(
                     resource, expected_revision=expected, actual_revision=current.revision
@@ -246,18 +229,18 @@ class SqlSessionStore:
             )
             return updated
 
-        def replayed(conn: Connection) -> SessionRecord | None:
-            if not _replay(conn, tenant_id, session_id, prepared):
+        def replayed(conn: Any) -> SessionRecord | None:
+            if not _replay(sql, conn, tenant_id, session_id, prepared):
                 return None
-            row = _session_row(conn, tenant_id, session_id)
+            row = sql.session(conn, tenant_id, session_id)
             return None if row is None else record_from_row(row)
 
         try:
-            return await self._db.run_write(work)
+            return await self._db.run_journal_write(work)
         except (IntegrityError, sqlite3.IntegrityError):  # Core / driver SQL (``_journal_sql``)
             pass
         # An item id from an earlier append: an idempotent retry, or a real clash.
-        record = await self._db.run_read(replayed)
+        record = await self._db.run_journal_read(replayed)
         if record is None:
             raise StorageDataError(
                 f"Session items already exist with different content in {resource}"
@@ -282,7 +265,7 @@ class SqlSessionStore:
         sql = self._db.journal_sql
 
         def work(
-            conn: Connection,
+            conn: Any,
         ) -> tuple[Sequence[Any], Sequence[Any] | None, int, list[Sequence[Any]]]:
             row = sql.session(conn, tenant_id, session_id)
             if row is None:
@@ -294,7 +277,7 @@ class SqlSessionStore:
             return row, snap, start, sql.tail(conn, tenant_id, session_id, start, cap)
 
         # Decoding happens here, after the transaction: the worker thread only fetches.
-        row, snap, start, tail = await self._db.run_read(work)
+        row, snap, start, tail = await self._db.run_journal_read(work)
         record = record_from_row(row)
         snapshot: SessionSnapshot | None = None
         if snap is not None:
