@@ -666,3 +666,20 @@ async def test_tool_raised_tool_errors_pass_through_unchanged() -> None:
     with pytest.raises(ToolInterruptionRequiredError) as interrupted:
         await runner.execute("ask", {"value": 1}, context())
     assert interrupted.value is ask
+
+
+@pytest.mark.parametrize("deadline", [None, 10**15])
+async def test_timeout_error_raised_by_the_tool_is_an_execution_failure(
+    deadline: float | None,
+) -> None:
+    """With or without a deadline scope, a TimeoutError of the tool's own is not a timeout."""
+
+    async def own_timeout(ctx: ToolExecutionContext, args: Any) -> object:
+        raise TimeoutError("upstream timed out")
+
+    runner = ToolRunner(ToolRegistry([make_tool(execute=own_timeout)]))
+    failure = await expect_failure(
+        runner.execute("double", {"value": 1}, context(deadline=deadline))
+    )
+    assert failure.kind == "execution"
+    assert isinstance(failure.cause, TimeoutError)

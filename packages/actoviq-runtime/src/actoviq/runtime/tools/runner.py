@@ -228,18 +228,24 @@ class ToolRunner:
                 task.cancel()
 
         remove = signal.add_listener(on_parent_abort)
-        scope = asyncio.timeout_at(when)
+        call_ctx = attrs.evolve(ctx, signal=boundary.signal)
+        # Without a deadline no timeout scope is entered: a timeout_at(None) scope never expires,
+        # so a TimeoutError can only come from the tool itself (an execution failure either way).
+        scope = None if when is None else asyncio.timeout_at(when)
         try:
-            async with scope:
-                result = prepared.tool.execute(
-                    attrs.evolve(ctx, signal=boundary.signal), prepared.input
-                )
+            if scope is None:
+                result = prepared.tool.execute(call_ctx, prepared.input)
                 if inspect.isawaitable(result):
                     result = await cast(Awaitable[object], result)
+            else:
+                async with scope:
+                    result = prepared.tool.execute(call_ctx, prepared.input)
+                    if inspect.isawaitable(result):
+                        result = await cast(Awaitable[object], result)
         except (ToolExecutionError, ToolInterruptionRequiredError):
             raise
         except TimeoutError as error:
-            if scope.expired():
+            if scope is not None and scope.expired():
                 boundary.abort(TimeoutError("Tool deadline exceeded."))
                 raise _error(
                     "timeout", name, ctx, f'Tool "{name}" exceeded its deadline.', error
