@@ -51,7 +51,7 @@ def _contains(haystack: Any, needle: dict[str, Any]) -> bool:
         if current == needle:
             return True
         if isinstance(current, dict):
-            stack.extend(current.values())  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+            stack.extend(current.values())  # pyright: ignore[reportUnknownArgumentType]
         elif isinstance(current, list):
             stack.extend(current)  # pyright: ignore[reportUnknownArgumentType]
     return False

@@ -15,7 +15,7 @@ Golden = Callable[[str], Any]
 
 def _validator() -> Any:
     schema: Any = items_json_schema()
-    jsonschema.Draft202012Validator.check_schema(schema)  # pyright: ignore[reportUnknownMemberType]
+    jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
 
 

@@ -40,7 +40,7 @@ async def test_streamed_deltas_concatenate_to_the_output() -> None:
     provider = ScriptedProvider([ScriptedTurn(text="streamed", stream_deltas=["str", "eam", "ed"])])
     async with _runtime(provider) as runtime, runtime.stream(make_agent(), "x") as handle:
         deltas = [
-            str(e.data["delta"])  # type: ignore[index,call-overload]
+            str(e.data["delta"])
             for e in [event async for event in handle]
             if e.type == "model.text.delta" and isinstance(e.data, dict)
         ]
