@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -102,6 +103,7 @@ async def test_a_database_created_at_0001_is_upgraded_to_0002(tmp_path: Path) ->
     from alembic import command
 
     from actoviq.storage.sqlite._engine import (
+        SHIPPED_REVISIONS,
         _alembic_config,  # pyright: ignore[reportPrivateUsage]
         known_revisions,
     )
@@ -122,7 +124,8 @@ async def test_a_database_created_at_0001_is_upgraded_to_0002(tmp_path: Path) ->
             '\'{"type":"text","text":"a"}\', \'2026-01-01T00:00:00.000Z\')'
         )
     engine.dispose()
-    assert known_revisions()[1] == "0002"
+    assert known_revisions() == (set(SHIPPED_REVISIONS), SHIPPED_REVISIONS[-1])
+    assert SHIPPED_REVISIONS[-1] == "0002"
     async with await SqliteStorage.open(db) as storage:
         async with storage.database.read() as conn:
             version = (await conn.execute(text("SELECT version_num FROM alembic_version"))).all()
@@ -150,6 +153,30 @@ async def test_a_database_created_at_0001_is_upgraded_to_0002(tmp_path: Path) ->
                 )
             ).all()
         assert any("sqlite_autoindex_storage_v2_session_items_1" in str(row[-1]) for row in plan)
+
+
+def test_opening_a_database_at_head_does_not_import_alembic(tmp_path: Path) -> None:
+    db = tmp_path / "head.db"
+
+    async def create() -> None:
+        async with await SqliteStorage.open(db) as storage:
+            await storage.sessions.create(tenant_id=T, session_id="s")
+
+    asyncio.run(create())
+    code = (
+        "import asyncio, sys\n"
+        "from actoviq.storage.sqlite import SqliteStorage\n"
+        "async def main():\n"
+        f"    async with await SqliteStorage.open({str(db)!r}) as storage:\n"
+        f"        assert await storage.sessions.get(tenant_id={T!r}, session_id='s')\n"
+        "asyncio.run(main())\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'alembic'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 class DiskFull(OSError):

@@ -21,12 +21,8 @@ import sqlite3
 from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, event, make_url, select, text
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
@@ -38,7 +34,18 @@ from actoviq.storage.sqlite._journal_sql import CoreJournalSql, DriverJournalSql
 from actoviq.storage.sqlite._tables import SCHEMA_VERSION, schema_table
 from actoviq.storage.sqlite.errors import StorageSchemaError
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
 MIGRATIONS = Path(__file__).with_name("migrations")
+SHIPPED_REVISIONS = ("0001", "0002")
+"""The Alembic revisions in ``migrations/versions``, oldest first; the last is the head.
+
+Opening a database already at the head reads ``alembic_version`` with one query and never
+imports Alembic (~22k objects, its template engine and the migration scripts), which keeps the
+open fast and the process heap, which every full garbage collection walks, small. A test checks
+this tuple against Alembic's own view of the scripts.
+"""
 _WRITE = "actoviq_write"
 _PG_LOCK_KEY = 0x61637476  # "actv": serialises concurrent schema upgrades on PostgreSQL
 _THREADS = 4  # worker threads per SQLite file: one writer at a time, readers alongside
@@ -47,13 +54,17 @@ T = TypeVar("T")
 
 
 def _alembic_config() -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     return config
 
 
 def known_revisions() -> tuple[set[str], str]:
-    """Every Alembic revision this package ships, and the head."""
+    """Every Alembic revision this package ships, and the head (asks Alembic)."""
+    from alembic.script import ScriptDirectory
+
     script = ScriptDirectory.from_config(_alembic_config())
     head = script.get_current_head()
     if head is None:  # pragma: no cover - the wheel always ships 0001
@@ -317,15 +328,29 @@ async def _upgrade(database: Database) -> None:
         raise _unavailable(error) from error
 
 
+def _current_revision(conn: Connection) -> str | None:
+    """The ``alembic_version`` row (None on a fresh database), as Alembic would read it."""
+    if not conn.dialect.has_table(conn, "alembic_version"):
+        return None
+    rows = conn.exec_driver_sql("SELECT version_num FROM alembic_version").all()
+    if len(rows) > 1:  # pragma: no cover - our history is linear; let Alembic report it
+        from alembic.runtime.migration import MigrationContext
+
+        return MigrationContext.configure(conn).get_current_revision()
+    return None if not rows else str(rows[0][0])
+
+
 def _upgrade_sync(conn: Connection) -> None:
-    revisions, head = known_revisions()
-    current = MigrationContext.configure(conn).get_current_revision()
+    revisions, head = set(SHIPPED_REVISIONS), SHIPPED_REVISIONS[-1]
+    current = _current_revision(conn)
     if current is not None and current not in revisions:
         raise StorageSchemaError(
             f"Unsupported storage-v2 schema revision {current!r}: the database was written by a "
             f"newer actoviq-storage-sqlite (this one knows up to {head!r}); upgrade the package."
         )
     if current != head:
+        from alembic import command
+
         config = _alembic_config()
         config.attributes["connection"] = conn
         command.upgrade(config, "head")
