@@ -102,6 +102,7 @@ class Usage:
 UsageDelta: TypeAlias = "Mapping[str, object] | Usage"
 """A partial usage report: a mapping with camelCase keys (absent keys mean "not reported")."""
 
+
 def empty_usage() -> Usage:
     """Usage with every counter at zero."""
     return _EMPTY
