@@ -1,6 +1,6 @@
 """Engine setup: PRAGMAs, ``BEGIN IMMEDIATE`` writers, consistent readers, Alembic on open.
 
-Two ways to run a transaction:
+Three ways to run a transaction:
 
 * :meth:`Database.write` / :meth:`Database.read` yield an ``AsyncConnection`` (every statement is
   awaited; on aiosqlite each one hops to the driver's thread several times);
@@ -8,7 +8,11 @@ Two ways to run a transaction:
   ``Connection`` and run the whole transaction in one step. On a SQLite file that step is one
   hop to a worker thread holding a plain ``sqlite3`` connection (same PRAGMAs, same
   ``BEGIN IMMEDIATE``); elsewhere (PostgreSQL/asyncpg, ``:memory:``) it is the async engine's
-  ``run_sync``. The session journal, the hot path, uses this form on every backend.
+  ``run_sync``;
+* :meth:`Database.run_journal_write` / :meth:`Database.run_journal_read`, the session journal's
+  hot path: on a SQLite file the function gets the pooled ``sqlite3`` connection itself and the
+  ``BEGIN IMMEDIATE`` / ``BEGIN`` … ``COMMIT`` are issued directly (see ``_journal_sql``);
+  elsewhere they are :meth:`Database.run_write` / :meth:`Database.run_read`.
 
 Only imported by :meth:`SqliteStorage.open`, so importing the package never loads SQLAlchemy.
 """
