@@ -18,7 +18,7 @@ from actoviq.storage.sqlite import SqliteStorage
 T = "default"
 # The issue asks for 1,000 appends per writer: sixteen in-process tasks and four processes both
 # run the full count (about 10 s together). ACTOVIQ_STORAGE_STRESS_APPENDS lowers it for a quick
-# local run; the properties checked (commit once or conflict, exact final count) do not depend on it.
+# local run; the properties checked (commit once or conflict, exact final count) hold either way.
 APPENDS = int(os.environ.get("ACTOVIQ_STORAGE_STRESS_APPENDS", "1000"))
 TASK_APPENDS = APPENDS
 
