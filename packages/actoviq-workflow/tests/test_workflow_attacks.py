@@ -11,8 +11,9 @@ import asyncio
 import json
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -23,6 +24,7 @@ from actoviq.workflow import (
     UntrustedWorkflowRequest,
     WorkflowAbortedError,
     WorkflowExecutionError,
+    WorkflowExecutorError,
     WorkflowMessageLimitError,
     WorkflowOutputLimitError,
     WorkflowPermissionError,
@@ -32,6 +34,7 @@ from actoviq.workflow import (
 )
 
 ExecutorFactory = Callable[..., ProcessWorkflowExecutorBase]
+AttackError = TypeVar("AttackError", bound=WorkflowExecutorError)
 
 
 async def wait_for_file(path: Path, *, attempts: int = 500) -> str:
@@ -76,6 +79,28 @@ def request(source: str, workspace: Path, **options: object) -> UntrustedWorkflo
     return UntrustedWorkflowRequest(source=source, workspace_dir=str(workspace), **options)  # type: ignore[arg-type]
 
 
+async def run_attack(
+    executor: ProcessWorkflowExecutorBase,
+    workspace: Path,
+    source: str,
+    error: type[AttackError],
+    *,
+    options: Mapping[str, object] | None = None,
+    **blocked_by: object,
+) -> AttackError:
+    """Run ``source``, assert it fails with ``error`` and its default code, and return the error.
+
+    ``blocked_by`` names attributes of the error that identify the blocking layer (e.g.
+    ``operation="os.fork"`` for the audit hook, ``resource="cpu"`` for RLIMIT_CPU).
+    """
+    with pytest.raises(error) as caught:
+        await executor.execute(request(source, workspace, **(options or {})))
+    assert caught.value.code == error.default_code
+    for name, expected in blocked_by.items():
+        assert getattr(caught.value, name) == expected, name
+    return caught.value
+
+
 # --- 1. host environment secrets -------------------------------------------------------------
 async def test_host_environment_secret_is_invisible(
     executor: ProcessWorkflowExecutorBase, workspace: Path, monkeypatch: pytest.MonkeyPatch
@@ -111,11 +136,9 @@ async def test_read_outside_workspace_is_denied(
 ) -> None:
     # Layer: audit hook ("open" outside the workspace); bubblewrap also does not mount it.
     source = f"def main(context):\n    return open({str(outside / 'secret.txt')!r}).read()\n"
-    with pytest.raises(WorkflowPermissionError) as caught:
-        await executor.execute(request(source, workspace))
-    assert caught.value.code == "WORKFLOW_PERMISSION_DENIED"
-    assert caught.value.operation.startswith("open ")
-    assert "TOP-SECRET" not in str(caught.value)
+    error = await run_attack(executor, workspace, source, WorkflowPermissionError)
+    assert error.operation.startswith("open ")
+    assert "TOP-SECRET" not in str(error)
 
 
 async def test_symlink_escape_is_denied(
@@ -124,9 +147,7 @@ async def test_symlink_escape_is_denied(
     # Layer: audit hook resolves symlinks before deciding.
     (workspace / "link").symlink_to(outside / "secret.txt")
     source = "def main(context):\n    return open('link').read()\n"
-    with pytest.raises(WorkflowPermissionError) as caught:
-        await executor.execute(request(source, workspace))
-    assert caught.value.code == "WORKFLOW_PERMISSION_DENIED"
+    await run_attack(executor, workspace, source, WorkflowPermissionError)
 
 
 async def test_write_outside_workspace_is_denied(
@@ -135,9 +156,7 @@ async def test_write_outside_workspace_is_denied(
     # Layer: audit hook (write-mode "open"); bubblewrap: read-only root, path not mounted.
     target = outside / "planted.txt"
     source = f"def main(context):\n    open({str(target)!r}, 'w').write('x')\n    return 1\n"
-    with pytest.raises(WorkflowPermissionError) as caught:
-        await executor.execute(request(source, workspace))
-    assert caught.value.code == "WORKFLOW_PERMISSION_DENIED"
+    await run_attack(executor, workspace, source, WorkflowPermissionError)
     assert not target.exists()
 
 
@@ -173,10 +192,8 @@ async def test_opening_a_socket_is_denied(
     executor: ProcessWorkflowExecutorBase, workspace: Path, source: str
 ) -> None:
     # Layer: audit hook ("import socket", "socket.__new__"); bubblewrap: no network namespace.
-    with pytest.raises(WorkflowPermissionError) as caught:
-        await executor.execute(request(source, workspace))
-    assert caught.value.code == "WORKFLOW_PERMISSION_DENIED"
-    assert "socket" in caught.value.operation
+    error = await run_attack(executor, workspace, source, WorkflowPermissionError)
+    assert "socket" in error.operation
 
 
 # --- 4. spawning processes -------------------------------------------------------------------
@@ -207,53 +224,35 @@ async def test_spawning_a_process_is_denied(
     executor: ProcessWorkflowExecutorBase, workspace: Path, source: str, operation: str
 ) -> None:
     # Layer: audit hook (and the disarmed _posixsubprocess.fork_exec).
-    with pytest.raises(WorkflowPermissionError) as caught:
-        await executor.execute(request(source, workspace))
-    assert caught.value.code == "WORKFLOW_PERMISSION_DENIED"
-    assert caught.value.operation == operation
+    await run_attack(executor, workspace, source, WorkflowPermissionError, operation=operation)
 
 
 async def test_fork_bomb_is_denied(executor: ProcessWorkflowExecutorBase, workspace: Path) -> None:
     # Layer: audit hook ("os.fork"); RLIMIT_NPROC=0 as well for non-root users.
     source = "import os\ndef main(context):\n    while True:\n        os.fork()\n"
-    with pytest.raises(WorkflowPermissionError) as caught:
-        await executor.execute(request(source, workspace))
-    assert caught.value.operation == "os.fork"
+    await run_attack(executor, workspace, source, WorkflowPermissionError, operation="os.fork")
 
 
 # --- 5. resource exhaustion ------------------------------------------------------------------
-async def test_memory_bomb_hits_the_address_space_limit(
-    executor: ProcessWorkflowExecutorBase, workspace: Path
+@pytest.mark.parametrize(
+    ("source", "resource"),
+    [
+        # Layer: RLIMIT_AS (MemoryError in the child, reported as resource "memory").
+        ("def main(context):\n    hoard = bytearray(1 << 30)\n    return len(hoard)\n", "memory"),
+        (
+            "def main(context):\n    hoard = []\n    while True:\n"
+            "        hoard.append(bytearray(8 << 20))\n",
+            "memory",
+        ),
+        # Layer: RLIMIT_CPU (1 s here) -> SIGXCPU, well before the 15 s wall-clock deadline.
+        ("def main(context):\n    while True:\n        pass\n", "cpu"),
+    ],
+    ids=["memory-bomb", "growing-memory-bomb", "cpu-spin"],
+)
+async def test_resource_bomb_hits_its_limit(
+    executor: ProcessWorkflowExecutorBase, workspace: Path, source: str, resource: str
 ) -> None:
-    # Layer: RLIMIT_AS (MemoryError in the child, reported as resource "memory").
-    source = "def main(context):\n    hoard = bytearray(1 << 30)\n    return len(hoard)\n"
-    with pytest.raises(WorkflowResourceLimitError) as caught:
-        await executor.execute(request(source, workspace))
-    assert caught.value.code == "WORKFLOW_RESOURCE_LIMIT_EXCEEDED"
-    assert caught.value.resource == "memory"
-
-
-async def test_growing_memory_bomb_hits_the_address_space_limit(
-    executor: ProcessWorkflowExecutorBase, workspace: Path
-) -> None:
-    source = (
-        "def main(context):\n    hoard = []\n    while True:\n"
-        "        hoard.append(bytearray(8 << 20))\n"
-    )
-    with pytest.raises(WorkflowResourceLimitError) as caught:
-        await executor.execute(request(source, workspace))
-    assert caught.value.resource == "memory"
-
-
-async def test_cpu_spin_hits_the_cpu_limit(
-    executor: ProcessWorkflowExecutorBase, workspace: Path
-) -> None:
-    # Layer: RLIMIT_CPU (1 s here) -> SIGXCPU, well before the 15 s wall-clock deadline.
-    source = "def main(context):\n    while True:\n        pass\n"
-    with pytest.raises(WorkflowResourceLimitError) as caught:
-        await executor.execute(request(source, workspace))
-    assert caught.value.code == "WORKFLOW_RESOURCE_LIMIT_EXCEEDED"
-    assert caught.value.resource == "cpu"
+    await run_attack(executor, workspace, source, WorkflowResourceLimitError, resource=resource)
 
 
 async def test_huge_file_hits_the_file_size_limit(
@@ -264,39 +263,20 @@ async def test_huge_file_hits_the_file_size_limit(
         "def main(context):\n    with open('big.bin', 'wb') as handle:\n"
         "        while True:\n            handle.write(b'x' * 65536)\n"
     )
-    with pytest.raises(WorkflowResourceLimitError) as caught:
-        await executor.execute(request(source, workspace))
-    assert caught.value.resource == "fileSize"
+    await run_attack(executor, workspace, source, WorkflowResourceLimitError, resource="fileSize")
     assert (workspace / "big.bin").stat().st_size <= 1024 * 1024
 
 
 # --- 6. output and messages ------------------------------------------------------------------
-async def test_infinite_output_hits_the_diagnostics_limit(
-    executor: ProcessWorkflowExecutorBase, workspace: Path
-) -> None:
-    # Layer: host pipe cap (stdout is folded into stderr, bounded by maxMessageBytes), then kill.
-    source = "def main(context):\n    while True:\n        print('x' * 1000)\n"
-    with pytest.raises(WorkflowMessageLimitError) as caught:
-        await executor.execute(request(source, workspace))
-    assert caught.value.code == "WORKFLOW_MESSAGE_LIMIT_EXCEEDED"
-    assert "diagnostics" in caught.value.message
-
-
 async def test_oversized_result_hits_the_output_limit(
     executor: ProcessWorkflowExecutorBase, workspace: Path
 ) -> None:
     # Layer: child-side maxOutputBytes check (host re-checks every result).
     source = "def main(context):\n    return 'x' * 100_000\n"
-    with pytest.raises(WorkflowOutputLimitError) as caught:
-        await executor.execute(request(source, workspace))
-    assert caught.value.code == "WORKFLOW_OUTPUT_LIMIT_EXCEEDED"
+    await run_attack(executor, workspace, source, WorkflowOutputLimitError)
 
 
-async def test_huge_single_message_on_the_raw_pipe_is_cut_off(
-    executor: ProcessWorkflowExecutorBase, workspace: Path
-) -> None:
-    # Layer: host line splitter, enforced while buffering (no newline ever arrives).
-    source = """
+_RAW_PIPE_FLOOD = """
 import os
 def main(context):
     for fd in range(3, 16):
@@ -306,10 +286,23 @@ def main(context):
             pass
     return 1
 """
-    with pytest.raises(WorkflowMessageLimitError) as caught:
-        await executor.execute(request(source, workspace))
-    assert caught.value.code == "WORKFLOW_MESSAGE_LIMIT_EXCEEDED"
-    assert "protocol message" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("source", "fragment"),
+    [
+        # Layer: host pipe cap (stdout is folded into stderr, bounded by maxMessageBytes), kill.
+        ("def main(context):\n    while True:\n        print('x' * 1000)\n", "diagnostics"),
+        # Layer: host line splitter, enforced while buffering (no newline ever arrives).
+        (_RAW_PIPE_FLOOD, "protocol message"),
+    ],
+    ids=["infinite-output", "huge-raw-pipe-message"],
+)
+async def test_flooding_a_pipe_hits_the_message_limit(
+    executor: ProcessWorkflowExecutorBase, workspace: Path, source: str, fragment: str
+) -> None:
+    error = await run_attack(executor, workspace, source, WorkflowMessageLimitError)
+    assert fragment in error.message
 
 
 async def test_huge_capability_message_is_refused(
@@ -327,9 +320,8 @@ async def test_huge_capability_message_is_refused(
             "async def main(context):\n"
             "    return await context['capabilities']['echo']('x' * 200_000)\n"
         )
-        with pytest.raises(WorkflowMessageLimitError) as caught:
-            await executor.execute(request(source, workspace, capabilities=["echo"]))
-        assert caught.value.code == "WORKFLOW_MESSAGE_LIMIT_EXCEEDED"
+        options = {"capabilities": ["echo"]}
+        await run_attack(executor, workspace, source, WorkflowMessageLimitError, options=options)
     assert calls == []
 
 
@@ -341,10 +333,9 @@ async def test_non_json_result_is_rejected(
 ) -> None:
     # Layer: child-side strict JSON check.
     source = f"def main(context):\n    return {expression}\n"
-    with pytest.raises(WorkflowExecutionError) as caught:
-        await executor.execute(request(source, workspace))
-    assert caught.value.remote_code == "WORKFLOW_EXECUTION_FAILED"
-    assert "not JSON serializable" in caught.value.message
+    error = await run_attack(executor, workspace, source, WorkflowExecutionError)
+    assert error.remote_code == "WORKFLOW_EXECUTION_FAILED"
+    assert "not JSON serializable" in error.message
 
 
 async def test_invalid_json_line_on_the_raw_pipe_is_a_protocol_error(
@@ -361,10 +352,8 @@ def main(context):
             pass
     return 1
 """
-    with pytest.raises(WorkflowProtocolError) as caught:
-        await executor.execute(request(source, workspace))
-    assert caught.value.code == "WORKFLOW_PROTOCOL_ERROR"
-    assert "invalid JSON" in caught.value.message
+    error = await run_attack(executor, workspace, source, WorkflowProtocolError)
+    assert "invalid JSON" in error.message
 
 
 # --- 7. timeout and cancellation -------------------------------------------------------------
@@ -380,10 +369,10 @@ async def test_never_settling_script_times_out(
     executor: ProcessWorkflowExecutorBase, workspace: Path, source: str
 ) -> None:
     # Layer: host wall-clock timer, then SIGKILL of the process group.
-    with pytest.raises(WorkflowTimeoutError) as caught:
-        await executor.execute(request(source, workspace, timeout_ms=300))
-    assert caught.value.code == "WORKFLOW_TIMEOUT"
-    assert caught.value.timeout_ms == 300
+    options = {"timeout_ms": 300}
+    await run_attack(
+        executor, workspace, source, WorkflowTimeoutError, options=options, timeout_ms=300
+    )
     assert executor.active_process_count == 0
 
 
