@@ -86,19 +86,20 @@ def test_primitives_optional_literal_and_defaults() -> None:
     assert search.descriptor.effect == "side-effect"
 
 
-def test_nested_typed_dict_attrs_enum_list_dict_tuple() -> None:
-    @tool(name="ship", effect="idempotent-write", description="Ship things.")
-    def ship(
-        to: Address,
-        at: Point,
-        color: Color,
-        items: list[int],
-        labels: dict[str, str],
-        pair: tuple[int, str],
-        rest: tuple[float, ...] = (),
-    ) -> dict[str, Any]:
-        return {"to": to, "x": at.x, "color": color, "items": items}
+@tool(name="ship", effect="idempotent-write", description="Ship things.")
+def ship(
+    to: Address,
+    at: Point,
+    color: Color,
+    items: list[int],
+    labels: dict[str, str],
+    pair: tuple[int, str],
+    rest: tuple[float, ...] = (),
+) -> dict[str, Any]:
+    return {"to": to, "x": at.x, "color": color, "items": items}
 
+
+def test_nested_typed_dict_attrs_enum_list_dict_tuple() -> None:
     schema = ship.descriptor.input.json_schema
     properties: Any = schema["properties"]
     assert properties["to"] == {
@@ -128,65 +129,30 @@ def test_nested_typed_dict_attrs_enum_list_dict_tuple() -> None:
     assert isinstance(parsed["rest"][0], float)
 
 
+_VALID_SHIP: dict[str, Any] = {
+    "to": {"city": "a"},
+    "at": {"x": 1},
+    "color": "red",
+    "items": [],
+    "labels": {},
+    "pair": [1, "a"],
+}
+
+
 @pytest.mark.parametrize(
     "bad",
     [
         {},
-        {
-            "to": {"city": 1},
-            "at": {"x": 1},
-            "color": "red",
-            "items": [],
-            "labels": {},
-            "pair": [1, "a"],
-        },
-        {
-            "to": {"city": "a"},
-            "at": {"x": 1},
-            "color": "green",
-            "items": [],
-            "labels": {},
-            "pair": [1, "a"],
-        },
-        {
-            "to": {"city": "a"},
-            "at": {"x": 1},
-            "color": "red",
-            "items": [True],
-            "labels": {},
-            "pair": [1, "a"],
-        },
-        {
-            "to": {"city": "a"},
-            "at": {"x": 1},
-            "color": "red",
-            "items": [],
-            "labels": {},
-            "pair": [1],
-        },
-        {
-            "to": {"city": "a"},
-            "at": {"x": 1},
-            "color": "red",
-            "items": [],
-            "labels": {},
-            "pair": [1, "a"],
-            "extra": 1,
-        },
+        {**_VALID_SHIP, "to": {"city": 1}},
+        {**_VALID_SHIP, "color": "green"},
+        {**_VALID_SHIP, "items": [True]},
+        {**_VALID_SHIP, "pair": [1]},
+        {**_VALID_SHIP, "extra": 1},
     ],
+    ids=["empty", "wrong-nested-type", "unknown-enum", "bool-for-int", "short-tuple", "extra-key"],
 )
 def test_invalid_nested_input_raises_tool_input_invalid(bad: dict[str, Any]) -> None:
-    @tool
-    def ship(
-        to: Address,
-        at: Point,
-        color: Color,
-        items: list[int],
-        labels: dict[str, str],
-        pair: tuple[int, str],
-    ) -> None:
-        return None
-
+    ship.descriptor.input.parse(_VALID_SHIP)  # the base case is valid: only the change is bad
     with pytest.raises(ToolInputInvalidError):
         ship.descriptor.input.parse(bad)
 
