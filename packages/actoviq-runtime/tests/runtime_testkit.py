@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Any
 
 from actoviq.core import AgentSpec, JsonObject
+from actoviq.events import RunEvent
 from actoviq.runtime.tools import RuntimeTool, ToolBehavior, ToolDescriptor, json_schema_input
 
 
@@ -63,4 +65,22 @@ def json_tool(
             ),
         ),
         execute=execute,
+    )
+
+
+_EVENT_SEQUENCE = itertools.count(1)
+
+
+def run_event(type: str, data: object = None) -> RunEvent:
+    """A RunEvent of ``type`` for run ``r`` with the next sequence number of this test session."""
+    sequence = next(_EVENT_SEQUENCE)
+    return RunEvent(
+        event_id=f"e{sequence}",
+        sequence=sequence,
+        run_id="r",
+        trace_id="a" * 32,
+        span_id="b" * 16,
+        type=type,
+        timestamp="2026-01-01T00:00:00.000Z",
+        data=data,  # type: ignore[arg-type]
     )

@@ -4,25 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
+from runtime_testkit import run_event
+
 from actoviq.events import RunEvent
 from actoviq.runtime import DROPPED_EVENT_TYPE
 from actoviq.runtime.handle import EventBuffer
-
-_SEQ = iter(range(1, 10_000_000))
-
-
-def _event(type: str, data: object = None) -> RunEvent:
-    sequence = next(_SEQ)
-    return RunEvent(
-        event_id=f"e{sequence}",
-        sequence=sequence,
-        run_id="r",
-        trace_id="a" * 32,
-        span_id="b" * 16,
-        type=type,
-        timestamp="2026-01-01T00:00:00.000Z",
-        data=data,  # type: ignore[arg-type]
-    )
 
 
 async def _drain(buffer: EventBuffer) -> list[RunEvent]:
@@ -35,12 +21,12 @@ async def _drain(buffer: EventBuffer) -> list[RunEvent]:
 
 async def test_adjacent_deltas_coalesce_with_the_incoming_envelope() -> None:
     buffer = EventBuffer(8)
-    first = _event("model.text.delta", {"delta": "a", "outputIndex": 0})
-    second = _event("model.text.delta", {"delta": "b", "outputIndex": 0})
+    first = run_event("model.text.delta", {"delta": "a", "outputIndex": 0})
+    second = run_event("model.text.delta", {"delta": "b", "outputIndex": 0})
     await buffer.put(first)
     await buffer.put(second)
-    await buffer.put(_event("model.reasoning.delta", {"delta": "x"}))
-    await buffer.put(_event("model.reasoning.delta", {"delta": "y"}))
+    await buffer.put(run_event("model.reasoning.delta", {"delta": "x"}))
+    await buffer.put(run_event("model.reasoning.delta", {"delta": "y"}))
     events = await _drain(buffer)
     assert [e.data for e in events] == [
         {"delta": "ab", "outputIndex": 0},
@@ -51,21 +37,23 @@ async def test_adjacent_deltas_coalesce_with_the_incoming_envelope() -> None:
 
 async def test_deltas_with_other_output_index_do_not_coalesce() -> None:
     buffer = EventBuffer(8)
-    await buffer.put(_event("model.text.delta", {"delta": "a", "outputIndex": 0}))
-    await buffer.put(_event("model.text.delta", {"delta": "b", "outputIndex": 1}))
+    await buffer.put(run_event("model.text.delta", {"delta": "a", "outputIndex": 0}))
+    await buffer.put(run_event("model.text.delta", {"delta": "b", "outputIndex": 1}))
     assert len(await _drain(buffer)) == 2
 
 
 async def test_full_buffer_drops_only_deltas_and_marks_the_gap() -> None:
     buffer = EventBuffer(3)
-    await buffer.put(_event("run.started", {}))
-    await buffer.put(_event("model.requested", {}))
-    await buffer.put(_event("model.text.delta", {"delta": "kept", "outputIndex": 0}))
-    await buffer.put(_event("tool.started", {}))  # not droppable: goes over capacity
-    dropped = [_event("model.text.delta", {"delta": f"d{i}", "outputIndex": 1}) for i in range(5)]
+    await buffer.put(run_event("run.started", {}))
+    await buffer.put(run_event("model.requested", {}))
+    await buffer.put(run_event("model.text.delta", {"delta": "kept", "outputIndex": 0}))
+    await buffer.put(run_event("tool.started", {}))  # not droppable: goes over capacity
+    dropped = [
+        run_event("model.text.delta", {"delta": f"d{i}", "outputIndex": 1}) for i in range(5)
+    ]
     for event in dropped:
         await buffer.put(event)
-    await buffer.put(_event("run.completed", {}))
+    await buffer.put(run_event("run.completed", {}))
     events = await _drain(buffer)
     types = [e.type for e in events]
     assert types == [
@@ -87,9 +75,9 @@ async def test_full_buffer_drops_only_deltas_and_marks_the_gap() -> None:
 
 async def test_block_policy_applies_backpressure() -> None:
     buffer = EventBuffer(2, "block")
-    await buffer.put(_event("a"))
-    await buffer.put(_event("b"))
-    producer = asyncio.create_task(buffer.put(_event("c")))
+    await buffer.put(run_event("a"))
+    await buffer.put(run_event("b"))
+    producer = asyncio.create_task(buffer.put(run_event("c")))
     await asyncio.sleep(0)
     assert not producer.done()
     first = await buffer.get()
@@ -102,7 +90,7 @@ async def test_consumer_waits_for_events_and_stops_after_close() -> None:
     buffer = EventBuffer(4)
     consumer = asyncio.create_task(buffer.get())
     await asyncio.sleep(0)
-    await buffer.put(_event("run.started"))
+    await buffer.put(run_event("run.started"))
     got = await consumer
     assert got is not None and got.type == "run.started"
     buffer.close()

@@ -4,28 +4,14 @@ from __future__ import annotations
 
 import random
 
+from runtime_testkit import run_event
+
 from actoviq.events import RunEvent
 from actoviq.runtime.handle import _COALESCE_LIMIT, EventBuffer  # pyright: ignore[reportPrivateUsage]
 
-_SEQ = iter(range(1, 10_000_000))
-
-
-def _event(type: str, data: object) -> RunEvent:
-    sequence = next(_SEQ)
-    return RunEvent(
-        event_id=f"e{sequence}",
-        sequence=sequence,
-        run_id="r",
-        trace_id="a" * 32,
-        span_id="b" * 16,
-        type=type,
-        timestamp="2026-01-01T00:00:00.000Z",
-        data=data,  # type: ignore[arg-type]
-    )
-
 
 def _delta(text: str, index: int = 0) -> RunEvent:
-    return _event("model.text.delta", {"delta": text, "outputIndex": index})
+    return run_event("model.text.delta", {"delta": text, "outputIndex": index})
 
 
 async def test_many_deltas_become_few_events_capped_at_the_limit() -> None:
@@ -52,7 +38,7 @@ async def test_consumer_interleaving_keeps_every_character_in_order() -> None:
     for index in range(2000):
         kind = rng.random()
         if kind < 0.1:
-            event = _event("tool.started", {"n": index})
+            event = run_event("tool.started", {"n": index})
         elif kind < 0.2:
             event = _delta(f"<{index}>", index=1)
         else:
@@ -80,8 +66,8 @@ async def test_an_opaque_delta_is_never_merged() -> None:
     buffer = EventBuffer(8)
     await buffer.put(_delta("a"))
     await buffer.put(_delta("b"))
-    await buffer.put(_event("model.reasoning.delta", {"delta": "c", "opaque": {"k": 1}}))
-    await buffer.put(_event("model.reasoning.delta", {"delta": "d"}))
+    await buffer.put(run_event("model.reasoning.delta", {"delta": "c", "opaque": {"k": 1}}))
+    await buffer.put(run_event("model.reasoning.delta", {"delta": "d"}))
     buffer.close()
     events: list[RunEvent] = []
     while (event := await buffer.get()) is not None:
