@@ -8,6 +8,9 @@ from typing import Any
 
 from actoviq.core import AgentSpec, JsonObject
 from actoviq.events import RunEvent
+from actoviq.providers import ModelRegistry
+from actoviq.providers.testing import ScriptedProvider
+from actoviq.runtime import AgentRuntime
 from actoviq.runtime.tools import RuntimeTool, ToolBehavior, ToolDescriptor, json_schema_input
 
 
@@ -44,6 +47,11 @@ def make_agent(**overrides: Any) -> AgentSpec[Any, Any]:
     }
     values.update(overrides)
     return AgentSpec(**values)
+
+
+def scripted_runtime(provider: ScriptedProvider, **options: Any) -> AgentRuntime:
+    """An AgentRuntime whose only model provider is the scripted ``provider``."""
+    return AgentRuntime(models=ModelRegistry([provider]), **options)
 
 
 def json_tool(

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any, cast
 
 import pytest
-from runtime_testkit import RecordingCheckpointStore, json_tool, make_agent
+from runtime_testkit import RecordingCheckpointStore, json_tool, make_agent, scripted_runtime
 
 from actoviq.core import JsonObject, RunLimitsPatch, ToolCallItem, ToolResultItem
 from actoviq.events import InMemoryEventSink
-from actoviq.providers import ModelRegistry
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
 from actoviq.runtime import AgentRuntime, InterruptionDecision, RunStateError, ToolExecutionContext
 
@@ -24,8 +23,8 @@ def _approval_runtime(
         return "sent"
 
     agent = make_agent(id="mailer", tools=("send",))
-    runtime = AgentRuntime(
-        models=ModelRegistry([ScriptedProvider(script)]),
+    runtime = scripted_runtime(
+        ScriptedProvider(script),
         tools=[json_tool("send", send, effect="side-effect", requires_approval=True)],
         agents=[agent],
         **options,
@@ -82,8 +81,8 @@ async def test_parallel_batch_commits_once_in_call_order_and_policy_serialises()
     async def run(limits: RunLimitsPatch | None) -> tuple[list[JsonObject], list[str]]:
         store = RecordingCheckpointStore()
         provider = ScriptedProvider([ScriptedTurn(tool_calls=calls), "ok"])
-        runtime = AgentRuntime(
-            models=ModelRegistry([provider]),
+        runtime = scripted_runtime(
+            provider,
             tools=[json_tool("read", read)],
             checkpoint_store=store,
         )
@@ -123,8 +122,8 @@ async def test_state_saves_precede_their_events() -> None:
         return "x"
 
     call = ToolCallItem(id="a", name="read", input={})
-    runtime = AgentRuntime(
-        models=ModelRegistry([ScriptedProvider([ScriptedTurn(tool_calls=[call]), "ok"])]),
+    runtime = scripted_runtime(
+        ScriptedProvider([ScriptedTurn(tool_calls=[call]), "ok"]),
         tools=[json_tool("read", read)],
         checkpoint_store=OrderedStore(),
         event_sinks=[sink],
@@ -167,8 +166,8 @@ async def test_close_aggregates_sink_and_service_close_failures() -> None:
             raise RuntimeError("service close failed")
 
     services = RuntimeServices({"memory": ServiceDefinition(factory=FailingService)})
-    runtime = AgentRuntime(
-        models=ModelRegistry([ScriptedProvider(["hi"])]),
+    runtime = scripted_runtime(
+        ScriptedProvider(["hi"]),
         services=services,
         event_sinks=[FailingSink()],
     )

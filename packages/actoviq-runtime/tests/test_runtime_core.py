@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from runtime_testkit import RecordingCheckpointStore, json_tool, make_agent
+from runtime_testkit import RecordingCheckpointStore, json_tool, make_agent, scripted_runtime
 
 from actoviq.core import (
     AbortController,
@@ -24,11 +24,10 @@ from actoviq.core import (
     ToolResultItem,
 )
 from actoviq.events import InMemoryEventSink
-from actoviq.providers import ModelRegistry, ModelRequest
+from actoviq.providers import ModelRequest
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
 from actoviq.runtime import (
     AgentRegistrationError,
-    AgentRuntime,
     MiddlewareInvariantViolationError,
     MiddlewareStage,
     RunAlreadyActiveError,
@@ -57,10 +56,6 @@ def _one(ctx: ToolExecutionContext, value: Any) -> int:
     return 1
 
 
-def _runtime(provider: ScriptedProvider, **options: Any) -> AgentRuntime:
-    return AgentRuntime(models=ModelRegistry([provider]), **options)
-
-
 async def test_minimal_text_run_never_resolves_unused_services() -> None:
     calls: list[str] = []
 
@@ -70,7 +65,7 @@ async def test_minimal_text_run_never_resolves_unused_services() -> None:
 
     services = RuntimeServices({"memory": ServiceDefinition(factory=memory_factory)})
     provider = ScriptedProvider(["hello"])
-    runtime = _runtime(provider, services=services)
+    runtime = scripted_runtime(provider, services=services)
     result = await runtime.run(make_agent(), "hi")
     assert result.status == "completed" and result.output == "hello"
     assert list(provider.requests[0].input) == [
@@ -98,7 +93,7 @@ async def test_tool_loop_feeds_results_back_and_aggregates_usage() -> None:
             ),
         ]
     )
-    runtime = _runtime(provider, tools=[double])
+    runtime = scripted_runtime(provider, tools=[double])
     result = await runtime.run(make_agent(tools=("double",)), "double 3")
     assert result.output == "6"
     second = provider.requests[1].input
@@ -146,7 +141,7 @@ async def test_parallel_reads_run_concurrently_and_keep_call_order() -> None:
             "done",
         ]
     )
-    runtime = _runtime(provider, tools=[json_tool("a", tool_a), json_tool("b", tool_b)])
+    runtime = scripted_runtime(provider, tools=[json_tool("a", tool_a), json_tool("b", tool_b)])
     agent = make_agent(tools=("a", "b"), limits=RunLimitsPatch(max_parallel_tools=2))
     await runtime.run(agent, "go")
     assert peak == 2
@@ -161,7 +156,7 @@ async def test_structured_output_is_parsed() -> None:
         schema={"type": "object"},
         parse=_answer,
     )
-    result = await _runtime(provider).run(make_agent(output=schema), "q")
+    result = await scripted_runtime(provider).run(make_agent(output=schema), "q")
     request: ModelRequest = provider.requests[0]
     assert request.output_schema is not None and request.output_schema.name == "answer"
     assert result.output == 42
@@ -170,12 +165,12 @@ async def test_structured_output_is_parsed() -> None:
 async def test_structured_output_missing_and_raw_value() -> None:
     missing = ScriptedProvider(["no structure"])
     with pytest.raises(RunError) as info:
-        await _runtime(missing).run(
+        await scripted_runtime(missing).run(
             make_agent(output=OutputSchema(name="s", schema={"type": "object"})), "q"
         )
     assert info.value.code == "STRUCTURED_OUTPUT_MISSING"
     raw = ScriptedProvider([ScriptedTurn(structured_output=[1, 2])])
-    result = await _runtime(raw).run(
+    result = await scripted_runtime(raw).run(
         make_agent(output=OutputSchema(name="s", schema={"type": "array"})), "q"
     )
     assert result.output == [1, 2]
@@ -193,7 +188,7 @@ async def test_wrap_model_call_order_and_inspection() -> None:
 
         return handle
 
-    runtime = _runtime(
+    runtime = scripted_runtime(
         ScriptedProvider(["ok"]),
         middleware=[
             define_middleware(
@@ -215,7 +210,7 @@ async def test_wrap_model_call_cannot_skip_the_provider() -> None:
     def forge(ctx: Any, next: Any) -> Any:
         return object()
 
-    runtime = _runtime(
+    runtime = scripted_runtime(
         provider, middleware=[define_middleware("forge", MiddlewareStage.WRAP_MODEL_CALL, forge)]
     )
     with pytest.raises(MiddlewareInvariantViolationError):
@@ -230,7 +225,7 @@ async def test_after_model_response_must_return_a_model_response() -> None:
         await next()
         return {"output": [{"type": "mystery"}]}
 
-    runtime = _runtime(
+    runtime = scripted_runtime(
         provider, middleware=[define_middleware("bad", MiddlewareStage.AFTER_MODEL_RESPONSE, bad)]
     )
     with pytest.raises(MiddlewareInvariantViolationError):
@@ -254,7 +249,7 @@ async def test_wrap_tool_call_must_return_the_runner_output_unchanged() -> None:
     provider = ScriptedProvider(
         [ScriptedTurn(tool_calls=[ToolCallItem(id="c", name="t", input={})]), "done"]
     )
-    runtime = _runtime(
+    runtime = scripted_runtime(
         provider,
         tools=[tool],
         middleware=[define_middleware("swap", MiddlewareStage.WRAP_TOOL_CALL, swap)],
@@ -294,7 +289,7 @@ async def test_dynamic_instructions_and_guardrails() -> None:
         input_guardrails=(InputGuardrail(id="in", evaluate=_allow),),
         output_guardrails=(OutputGuardrail(id="out", evaluate=_allow),),
     )
-    result = await _runtime(provider).run(agent, "x", run_id="r-dyn")
+    result = await scripted_runtime(provider).run(agent, "x", run_id="r-dyn")
     assert result.status == "completed" and seen == ["r-dyn"]
     assert provider.requests[0].input[0] == TextItem(role="system", text="You are run r-dyn.")
 
@@ -303,13 +298,13 @@ async def test_dynamic_instructions_and_guardrails() -> None:
 
     bad = make_agent(id="bad", instructions=bad_instructions)
     with pytest.raises(RunError, match="resolve to a string"):
-        await _runtime(ScriptedProvider(["x"])).run(bad, "x")
+        await scripted_runtime(ScriptedProvider(["x"])).run(bad, "x")
 
 
 async def test_guardrail_rejections_have_codes_and_phases() -> None:
     deny_in = make_agent(input_guardrails=(InputGuardrail(id="in", evaluate=_deny),))
     with pytest.raises(RunError) as info:
-        await _runtime(ScriptedProvider(["x"])).run(deny_in, "x")
+        await scripted_runtime(ScriptedProvider(["x"])).run(deny_in, "x")
     assert info.value.code == "INPUT_GUARDRAIL_REJECTED" and info.value.phase == "prepare_input"
 
     async def deny(ctx: RunContext[Any], output: Any) -> GuardrailDecision:
@@ -317,22 +312,22 @@ async def test_guardrail_rejections_have_codes_and_phases() -> None:
 
     deny_out = make_agent(output_guardrails=(OutputGuardrail(id="out", evaluate=deny),))
     with pytest.raises(RunError, match="no secrets") as info:
-        await _runtime(ScriptedProvider(["x"])).run(deny_out, "x")
+        await scripted_runtime(ScriptedProvider(["x"])).run(deny_out, "x")
     assert info.value.code == "OUTPUT_GUARDRAIL_REJECTED"
 
 
 async def test_model_required_and_tool_not_found() -> None:
     with pytest.raises(RunError) as info:
-        await _runtime(ScriptedProvider(["x"])).run(make_agent(model=None), "x")
+        await scripted_runtime(ScriptedProvider(["x"])).run(make_agent(model=None), "x")
     assert info.value.code == "MODEL_REQUIRED"
     with pytest.raises(RunError) as info:
-        await _runtime(ScriptedProvider(["x"])).run(make_agent(tools=("missing",)), "x")
+        await scripted_runtime(ScriptedProvider(["x"])).run(make_agent(tools=("missing",)), "x")
     assert info.value.code == "TOOL_NOT_FOUND" and info.value.phase == "before_run"
 
 
 async def test_default_model_and_empty_instructions() -> None:
     provider = ScriptedProvider(["ok"])
-    runtime = _runtime(provider, default_model="scripted:fallback")
+    runtime = scripted_runtime(provider, default_model="scripted:fallback")
     result = await runtime.run(make_agent(model=None, instructions=""), "x")
     assert result.output == "ok"
     first = provider.requests[0].input[0]
@@ -340,7 +335,7 @@ async def test_default_model_and_empty_instructions() -> None:
 
 
 async def test_registration_identity_and_digest() -> None:
-    runtime = _runtime(ScriptedProvider(["x"]))
+    runtime = scripted_runtime(ScriptedProvider(["x"]))
     agent = make_agent()
     assert runtime.register_agent(agent) is runtime
     assert runtime.register_agent(agent) is runtime
@@ -349,9 +344,9 @@ async def test_registration_identity_and_digest() -> None:
         runtime.register_agent(make_agent(instructions="Something else."))
 
 
-async def test_duplicate_active_run_close_and_closed_runtime() -> None:
+async def test_duplicate_active_run_close_and_closedscripted_runtime() -> None:
     provider = ScriptedProvider([ScriptedTurn(text="slow", delay=30)])
-    runtime = _runtime(provider)
+    runtime = scripted_runtime(provider)
     agent = make_agent()
     first = asyncio.create_task(runtime.run(agent, "x", run_id="same"))
     await asyncio.sleep(0.01)
@@ -367,11 +362,13 @@ async def test_duplicate_active_run_close_and_closed_runtime() -> None:
 async def test_usage_budgets() -> None:
     tokens = ScriptedProvider([ScriptedTurn(text="x", usage={"requests": 0, "totalTokens": 3})])
     with pytest.raises(RunError) as info:
-        await _runtime(tokens).run(make_agent(limits=RunLimitsPatch(max_total_tokens=2)), "x")
+        await scripted_runtime(tokens).run(
+            make_agent(limits=RunLimitsPatch(max_total_tokens=2)), "x"
+        )
     assert info.value.code == "USAGE_LIMIT_EXCEEDED"
     cost = ScriptedProvider([ScriptedTurn(text="x", usage={"costUsd": 2})])
     with pytest.raises(RunError) as info:
-        await _runtime(cost).run(make_agent(limits=RunLimitsPatch(max_cost_usd=1)), "x")
+        await scripted_runtime(cost).run(make_agent(limits=RunLimitsPatch(max_cost_usd=1)), "x")
     assert info.value.code == "USAGE_LIMIT_EXCEEDED"
 
 
@@ -382,7 +379,7 @@ async def test_failing_tool_becomes_an_error_result() -> None:
     provider = ScriptedProvider(
         [ScriptedTurn(tool_calls=[ToolCallItem(id="c", name="boom", input={})]), "recovered"]
     )
-    result = await _runtime(provider, tools=[json_tool("boom", boom)]).run(
+    result = await scripted_runtime(provider, tools=[json_tool("boom", boom)]).run(
         make_agent(tools=("boom",)), "x"
     )
     assert result.output == "recovered"
@@ -395,7 +392,7 @@ async def test_max_turns_exceeded() -> None:
         [ScriptedTurn(tool_calls=[ToolCallItem(id="c", name="t", input={})])], repeat_last=True
     )
     with pytest.raises(RunError) as info:
-        await _runtime(provider, tools=[json_tool("t", _one)]).run(
+        await scripted_runtime(provider, tools=[json_tool("t", _one)]).run(
             make_agent(tools=("t",), limits=RunLimitsPatch(max_turns=1)), "x"
         )
     assert info.value.code == "MAX_TURNS_EXCEEDED"
@@ -405,31 +402,33 @@ async def test_pre_aborted_signal_cancels_without_calling_the_provider() -> None
     provider = ScriptedProvider(["never"])
     controller = AbortController()
     controller.abort("stop")
-    result = await _runtime(provider).run(make_agent(), "x", signal=controller.signal)
+    result = await scripted_runtime(provider).run(make_agent(), "x", signal=controller.signal)
     assert result.status == "cancelled" and provider.calls == []
 
 
 async def test_max_concurrent_runs_is_validated() -> None:
     with pytest.raises(RuntimeConfigurationError, match="maxConcurrentRuns must be a positive"):
-        _runtime(ScriptedProvider(), max_concurrent_runs=0)
+        scripted_runtime(ScriptedProvider(), max_concurrent_runs=0)
 
 
 async def test_inspect_middleware_for_plain_agent_is_empty() -> None:
-    runtime = _runtime(ScriptedProvider())
+    runtime = scripted_runtime(ScriptedProvider())
     agent = make_agent()
     assert runtime.inspect_middleware(agent) == "" == runtime.inspect_middleware(agent)
 
 
 async def test_checkpoints_saved_and_deleted_once() -> None:
     store = RecordingCheckpointStore()
-    await _runtime(ScriptedProvider(["x"]), checkpoint_store=store).run(make_agent(), "x")
+    await scripted_runtime(ScriptedProvider(["x"]), checkpoint_store=store).run(make_agent(), "x")
     assert len(store.saves) > 1 and len(store.deletes) == 1
 
 
 async def test_failed_run_event_carries_the_error_code() -> None:
     sink = InMemoryEventSink()
     with pytest.raises(RunError):
-        await _runtime(ScriptedProvider(["x"]), event_sinks=[sink]).run(make_agent(model=None), "x")
+        await scripted_runtime(ScriptedProvider(["x"]), event_sinks=[sink]).run(
+            make_agent(model=None), "x"
+        )
     failed = sink.events[-1]
     assert failed.type == "run.failed"
     assert failed.data["error"]["code"] == "MODEL_REQUIRED"  # type: ignore[index,call-overload]

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from runtime_testkit import make_agent
+from runtime_testkit import make_agent, scripted_runtime
 
 from actoviq.core import AbortController, CanonicalItem, TextItem, ToolCallItem
 from actoviq.events import InMemoryEventSink
-from actoviq.providers import ModelRegistry
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
 from actoviq.runtime import (
     AgentRuntime,
@@ -43,11 +42,8 @@ def _request(**overrides: Any) -> HandoffRequest:
 
 
 def _runtime(*middleware: Any, provider: ScriptedProvider | None = None, **kw: Any) -> AgentRuntime:
-    return AgentRuntime(
-        models=ModelRegistry([provider or ScriptedProvider(["accepted"])]),
-        middleware=list(middleware),
-        **kw,
-    )
+    provider = provider or ScriptedProvider(["accepted"])
+    return scripted_runtime(provider, middleware=list(middleware), **kw)
 
 
 async def test_middleware_sees_the_handoff_and_its_items_reach_the_child() -> None:

@@ -7,11 +7,10 @@ import copy
 from typing import Any, cast
 
 import pytest
-from runtime_testkit import RecordingCheckpointStore, json_tool, make_agent
+from runtime_testkit import RecordingCheckpointStore, json_tool, make_agent, scripted_runtime
 
 from actoviq.core import JsonObject, RunError, RunLimitsPatch, ToolCallItem, ToolResultItem
 from actoviq.events import InMemoryEventSink
-from actoviq.providers import ModelRegistry
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
 from actoviq.runtime import (
     AgentRuntime,
@@ -63,8 +62,8 @@ class Harness:
     def runtime(self, **options: Any) -> AgentRuntime:
         if self.sink.events and options.pop("fresh_sink", False):
             self.sink = InMemoryEventSink()
-        return AgentRuntime(
-            models=ModelRegistry([self.provider]),
+        return scripted_runtime(
+            self.provider,
             tools=self.tools,
             checkpoint_store=self.store,
             event_sinks=[self.sink],

@@ -6,11 +6,11 @@ from typing import Any
 
 import jsonschema
 import pytest
+from runtime_testkit import scripted_runtime
 
 from actoviq.core import AgentSpec, ToolCallItem
-from actoviq.providers import ModelRegistry
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
-from actoviq.runtime import AgentRuntime, InterruptionDecision, ToolRegistry, tool
+from actoviq.runtime import InterruptionDecision, ToolRegistry, tool
 from actoviq.runtime.schema import run_state_json_schema
 
 PUBLISHED = Path(__file__).resolve().parents[3] / "docs" / "schemas" / "run-state.schema.json"
@@ -38,7 +38,7 @@ async def _interrupted_states() -> list[Any]:
     agent: AgentSpec[Any, Any] = AgentSpec(
         id="a", name="A", instructions="x", model="scripted:m", tools=("send",)
     )
-    async with AgentRuntime(models=ModelRegistry([provider]), tools=ToolRegistry([send])) as rt:
+    async with scripted_runtime(provider, tools=ToolRegistry([send])) as rt:
         first = await rt.run(agent, "hi")
         assert first.status == "interrupted"
         approve_one = InterruptionDecision(

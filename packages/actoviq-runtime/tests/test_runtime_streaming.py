@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
-from runtime_testkit import make_agent
+from runtime_testkit import make_agent, scripted_runtime
 
 from actoviq.core import TextItem
 from actoviq.events import InMemoryEventSink, RunEvent, create_root_trace_context
 from actoviq.providers import (
     ModelCallContext,
-    ModelRegistry,
     ModelResponse,
     PreparedCall,
     ProviderEvent,
@@ -23,7 +21,6 @@ from actoviq.providers import (
 )
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
 from actoviq.runtime import (
-    AgentRuntime,
     InMemorySessionStore,
     RunHandleConsumedError,
     RuntimeServices,
@@ -32,13 +29,9 @@ from actoviq.runtime import (
 )
 
 
-def _runtime(provider: ScriptedProvider, **options: Any) -> AgentRuntime:
-    return AgentRuntime(models=ModelRegistry([provider]), **options)
-
-
 async def test_streamed_deltas_concatenate_to_the_output() -> None:
     provider = ScriptedProvider([ScriptedTurn(text="streamed", stream_deltas=["str", "eam", "ed"])])
-    async with _runtime(provider) as runtime, runtime.stream(make_agent(), "x") as handle:
+    async with scripted_runtime(provider) as runtime, runtime.stream(make_agent(), "x") as handle:
         deltas = [
             str(e.data["delta"])
             for e in [event async for event in handle]
@@ -59,7 +52,7 @@ async def test_every_stream_event_kind_is_mapped() -> None:
         ProviderEvent(provider="p", event={"raw": 1}),
     ]
     provider = ScriptedProvider([ScriptedTurn(text="t", events=events)])
-    async with _runtime(provider) as runtime, runtime.stream(make_agent(), "x") as handle:
+    async with scripted_runtime(provider) as runtime, runtime.stream(make_agent(), "x") as handle:
         types = [event.type async for event in handle]
     for kind in (
         "model.text.delta",
@@ -80,7 +73,7 @@ async def test_a_dropping_processor_removes_events_from_stream_and_sinks() -> No
             return None if event.type == "model.requested" else event
 
     sink = InMemoryEventSink()
-    runtime = _runtime(
+    runtime = scripted_runtime(
         ScriptedProvider(["x"]), event_processors=[DropRequested()], event_sinks=[sink]
     )
     async with runtime, runtime.stream(make_agent(), "x") as handle:
@@ -92,7 +85,7 @@ async def test_a_dropping_processor_removes_events_from_stream_and_sinks() -> No
 async def test_child_trace_fields_on_every_event() -> None:
     root = create_root_trace_context("parent")
     async with (
-        _runtime(ScriptedProvider(["x"])) as runtime,
+        scripted_runtime(ScriptedProvider(["x"])) as runtime,
         runtime.stream(make_agent(), "x", parent_run_id="parent", parent_trace=root) as handle,
     ):
         events = [event async for event in handle]
@@ -107,7 +100,7 @@ async def test_child_trace_fields_on_every_event() -> None:
 
 async def test_leaving_the_handle_cancels_a_hung_provider() -> None:
     provider = ScriptedProvider([ScriptedTurn(text="never", delay=60)])
-    runtime = _runtime(provider)
+    runtime = scripted_runtime(provider)
     async with runtime:
         handle = runtime.stream(make_agent(), "x")
         async with handle:
@@ -120,7 +113,7 @@ async def test_leaving_the_handle_cancels_a_hung_provider() -> None:
 
 async def test_cancel_yields_run_cancelled_and_the_iteration_ends() -> None:
     provider = ScriptedProvider([ScriptedTurn(text="never", delay=60)])
-    async with _runtime(provider) as runtime:
+    async with scripted_runtime(provider) as runtime:
         handle = runtime.stream(make_agent(), "x")
         seen: list[str] = []
         async for event in handle:
@@ -133,7 +126,7 @@ async def test_cancel_yields_run_cancelled_and_the_iteration_ends() -> None:
 
 async def test_athrow_reraises_and_cancels() -> None:
     provider = ScriptedProvider([ScriptedTurn(text="never", delay=60)])
-    async with _runtime(provider) as runtime:
+    async with scripted_runtime(provider) as runtime:
         handle = runtime.stream(make_agent(), "x")
         with pytest.raises(KeyError):
             await handle.athrow(KeyError("consumer broke"))
@@ -142,7 +135,7 @@ async def test_athrow_reraises_and_cancels() -> None:
 
 async def test_single_consumer_and_buffered_coalescing_after_completion() -> None:
     provider = ScriptedProvider([ScriptedTurn(text="ab", stream_deltas=["a", "b"], reasoning="r")])
-    async with _runtime(provider) as runtime:
+    async with scripted_runtime(provider) as runtime:
         handle = runtime.stream(make_agent(), "x")
         await handle.result()
         events = [event async for event in handle]
@@ -157,7 +150,7 @@ async def test_run_deadline_cancels_with_a_typed_reason() -> None:
 
     sink = InMemoryEventSink()
     provider = ScriptedProvider([ScriptedTurn(text="slow", delay=5)])
-    result = await _runtime(provider, event_sinks=[sink]).run(
+    result = await scripted_runtime(provider, event_sinks=[sink]).run(
         make_agent(limits=RunLimitsPatch(run_deadline_ms=30)), "x"
     )
     assert result.status == "cancelled"
@@ -173,7 +166,7 @@ async def test_model_call_timeout_is_a_typed_failure() -> None:
 
     provider = ScriptedProvider([ScriptedTurn(text="slow", delay=5)])
     with pytest.raises(ModelCallTimeoutError) as info:
-        await _runtime(provider).run(
+        await scripted_runtime(provider).run(
             make_agent(limits=RunLimitsPatch(model_call_timeout_ms=30)), "x"
         )
     assert info.value.code == "MODEL_CALL_TIMEOUT"
@@ -196,7 +189,7 @@ def _sessions() -> tuple[RuntimeServices, InMemorySessionStore, list[int]]:
 async def test_two_sequential_session_runs_share_history() -> None:
     services, store, calls = _sessions()
     provider = ScriptedProvider(["first", "second"])
-    runtime = _runtime(provider, services=services)
+    runtime = scripted_runtime(provider, services=services)
     await runtime.run(make_agent(), "one", session_id="s")
     await runtime.run(make_agent(), "two", session_id="s")
     assert calls == [1]
@@ -214,7 +207,7 @@ async def test_session_service_required() -> None:
     from actoviq.core import RunError
 
     with pytest.raises(RunError) as info:
-        await _runtime(ScriptedProvider(["x"])).run(make_agent(), "x", session_id="s")
+        await scripted_runtime(ScriptedProvider(["x"])).run(make_agent(), "x", session_id="s")
     assert info.value.code == "SESSION_SERVICE_REQUIRED"
 
 
@@ -222,7 +215,7 @@ async def test_caller_expected_revision_is_a_cas() -> None:
     from actoviq.core import RunError
 
     services, _, _ = _sessions()
-    runtime = _runtime(ScriptedProvider(["x"]), services=services)
+    runtime = scripted_runtime(ScriptedProvider(["x"]), services=services)
     with pytest.raises(RunError) as info:
         await runtime.run(make_agent(), "x", session_id="s", expected_session_revision="7")
     assert info.value.code == "SESSION_REVISION_CONFLICT"
@@ -231,7 +224,7 @@ async def test_caller_expected_revision_is_a_cas() -> None:
 async def test_same_session_runs_are_serialised() -> None:
     services, _, _ = _sessions()
     provider = ScriptedProvider([ScriptedTurn(text="reply-0", delay=0.2), "reply-1"])
-    runtime = _runtime(provider, services=services)
+    runtime = scripted_runtime(provider, services=services)
     agent = make_agent()
     first = asyncio.create_task(runtime.run(agent, "a", session_id="s"))
     second = asyncio.create_task(runtime.run(agent, "b", session_id="s"))
@@ -260,7 +253,7 @@ class CountingProvider(ScriptedProvider):
 async def test_run_gate_limits_concurrency() -> None:
     services, store, _ = _sessions()
     provider = CountingProvider()
-    runtime = _runtime(provider, max_concurrent_runs=8, services=services)
+    runtime = scripted_runtime(provider, max_concurrent_runs=8, services=services)
     agent = make_agent()
     results = await asyncio.gather(
         *(runtime.run(agent, f"q{i}", session_id=f"s{i}") for i in range(300))
@@ -272,7 +265,7 @@ async def test_run_gate_limits_concurrency() -> None:
 
 async def test_run_cancelled_while_waiting_for_a_permit() -> None:
     provider = ScriptedProvider([ScriptedTurn(text="slow", delay=0.2), "never"])
-    runtime = _runtime(provider, max_concurrent_runs=1)
+    runtime = scripted_runtime(provider, max_concurrent_runs=1)
     agent = make_agent()
     first = runtime.stream(agent, "a")
     second = runtime.stream(agent, "b")
