@@ -8,19 +8,12 @@ the SQL backends, with no persistence. Everything returned is a copy. The sessio
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 import attrs
 
 from actoviq.core import JsonObject, JsonValue, iso_now
 from actoviq.runtime.stores._memory_rows import RevisionRows, row_key
-from actoviq.runtime.stores._rules import (
-    artifact_resource,
-    checkpoint_resource,
-    memory_resource,
-    validate_cas_next,
-    validate_checkpoint,
-    validate_child_create,
-)
 from actoviq.runtime.stores.errors import StorageConflictError
 from actoviq.runtime.stores.records import (
     ArtifactRecord,
@@ -29,6 +22,16 @@ from actoviq.runtime.stores.records import (
     DurableChildRow,
     MemoryRecord,
 )
+from actoviq.runtime.stores.rules import (
+    artifact_resource,
+    checkpoint_resource,
+    memory_resource,
+    validate_artifact,
+    validate_cas_next,
+    validate_checkpoint,
+    validate_child_create,
+    validate_memory,
+)
 from actoviq.runtime.stores.validation import (
     require_json_object,
     require_json_value,
@@ -36,7 +39,6 @@ from actoviq.runtime.stores.validation import (
     require_limit,
     require_optional_key,
     require_revision,
-    require_sha256,
 )
 
 __all__ = [
@@ -45,6 +47,16 @@ __all__ = [
     "InMemoryDurableChildStore",
     "InMemoryMemoryStore",
 ]
+
+
+_Draft = TypeVar("_Draft", CheckpointRecord, MemoryRecord, ArtifactRecord)
+
+
+def _next_revision(draft: _Draft, current: _Draft | None) -> _Draft:
+    """The row to store: the draft's revision follows ``current``, which keeps its created_at."""
+    if current is None:
+        return draft
+    return attrs.evolve(draft, revision=current.revision + 1, created_at=current.created_at)
 
 
 class InMemoryCheckpointStore:
@@ -83,12 +95,7 @@ class InMemoryCheckpointStore:
             updated_at=updated_at or iso_now(),
         )
         key = (tenant_id, checkpoint_id)
-        current = self._rows.expect(key, expected_revision)
-        stored = attrs.evolve(
-            draft,
-            revision=0 if current is None else current.revision + 1,
-            created_at=draft.updated_at if current is None else current.created_at,
-        )
+        stored = _next_revision(draft, self._rows.expect(key, expected_revision))
         self._rows.rows[key] = stored
         return _copy_checkpoint(stored)
 
@@ -163,24 +170,18 @@ class InMemoryMemoryStore:
         updated_at: str | None = None,
     ) -> MemoryRecord:
         """See :meth:`MemoryStore.put`."""
-        key = row_key(tenant_id, memory_id, "memoryId")
-        require_key(namespace, "namespace")
-        if expected_revision is not None:
-            require_revision(expected_revision, "expectedRevision")
-        body = require_json_value(value, "value")
-        meta = require_json_object({} if metadata is None else metadata, "metadata")
-        stamp = require_key(updated_at or iso_now(), "updatedAt")
-        current = self._rows.expect(key, expected_revision)
-        row = MemoryRecord(
+        draft = validate_memory(
             tenant_id=tenant_id,
             memory_id=memory_id,
             namespace=namespace,
-            revision=0 if current is None else current.revision + 1,
-            value=body,
-            metadata=meta,
-            created_at=stamp if current is None else current.created_at,
-            updated_at=stamp,
+            expected_revision=expected_revision,
+            value=value,
+            metadata=metadata,
+            updated_at=updated_at,
         )
+        key = (tenant_id, memory_id)
+        current = self._rows.expect(key, expected_revision)
+        row = _next_revision(draft, current)
         self._rows.rows[key] = row
         return _copy_memory(row)
 
@@ -241,28 +242,20 @@ class InMemoryArtifactMetadataStore:
         updated_at: str | None = None,
     ) -> ArtifactRecord:
         """See :meth:`ArtifactMetadataStore.put`."""
-        key = row_key(tenant_id, artifact_id, "artifactId")
-        require_key(media_type, "mediaType")
-        require_revision(size, "size")
-        require_sha256(sha256)
-        require_optional_key(uri, "uri")
-        if expected_revision is not None:
-            require_revision(expected_revision, "expectedRevision")
-        meta = require_json_object({} if metadata is None else metadata, "metadata")
-        stamp = require_key(updated_at or iso_now(), "updatedAt")
-        current = self._rows.expect(key, expected_revision)
-        row = ArtifactRecord(
+        draft = validate_artifact(
             tenant_id=tenant_id,
             artifact_id=artifact_id,
-            revision=0 if current is None else current.revision + 1,
+            expected_revision=expected_revision,
             media_type=media_type,
             size=size,
             sha256=sha256,
             uri=uri,
-            metadata=meta,
-            created_at=stamp if current is None else current.created_at,
-            updated_at=stamp,
+            metadata=metadata,
+            updated_at=updated_at,
         )
+        key = (tenant_id, artifact_id)
+        current = self._rows.expect(key, expected_revision)
+        row = _next_revision(draft, current)
         self._rows.rows[key] = row
         return _copy_artifact(row)
 

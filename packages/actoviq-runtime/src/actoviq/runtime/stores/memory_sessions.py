@@ -11,7 +11,6 @@ from collections.abc import Sequence
 import attrs
 
 from actoviq.core import JsonObject, iso_now
-from actoviq.runtime.stores._rules import prepare_append, session_resource
 from actoviq.runtime.stores.errors import (
     SessionRevisionConflictError,
     StorageDataError,
@@ -23,6 +22,14 @@ from actoviq.runtime.stores.records import (
     SessionRecord,
     SessionSnapshot,
     StoredSessionItem,
+)
+from actoviq.runtime.stores.rules import (
+    prepare_append,
+    session_key,
+    session_resource,
+    validate_compact,
+    validate_load,
+    validate_session_create,
 )
 from actoviq.runtime.stores.validation import (
     require_json_object,
@@ -65,9 +72,8 @@ class InMemorySessionStore:
         created_at: str | None = None,
     ) -> SessionRecord:
         """See :meth:`SessionStore.create`."""
-        key = (require_key(tenant_id, "tenantId"), require_key(session_id, "sessionId"))
-        meta = require_json_object({} if metadata is None else metadata, "metadata")
-        stamp = require_key(created_at or iso_now(), "createdAt")
+        record = validate_session_create(tenant_id, session_id, metadata, created_at)
+        key = (tenant_id, session_id)
         existing = self._sessions.get(key)
         if existing is not None:
             raise SessionRevisionConflictError(
@@ -75,21 +81,12 @@ class InMemorySessionStore:
                 expected_revision=None,
                 actual_revision=existing.record.revision,
             )
-        record = SessionRecord(
-            tenant_id=tenant_id,
-            session_id=session_id,
-            revision=0,
-            metadata=meta,
-            created_at=stamp,
-            updated_at=stamp,
-            last_sequence=0,
-        )
         self._sessions[key] = _Session(record=record)
-        return attrs.evolve(record, metadata=require_json_object(meta, "metadata"))
+        return self._copy_record(record)
 
     async def get(self, *, tenant_id: str, session_id: str) -> SessionRecord | None:
         """See :meth:`SessionStore.get`."""
-        key = (require_key(tenant_id, "tenantId"), require_key(session_id, "sessionId"))
+        key = session_key(tenant_id, session_id)
         session = self._sessions.get(key)
         return None if session is None else self._copy_record(session.record)
 
@@ -107,7 +104,7 @@ class InMemorySessionStore:
         updated_at: str | None = None,
     ) -> SessionRecord:
         """See :meth:`SessionStore.append`."""
-        key = (require_key(tenant_id, "tenantId"), require_key(session_id, "sessionId"))
+        key = session_key(tenant_id, session_id)
         expected = require_revision(expected_revision, "expectedRevision")
         stamp = updated_at or iso_now()
         prepared = prepare_append(items, stamp)
@@ -158,10 +155,8 @@ class InMemorySessionStore:
         limit: int | None = None,
     ) -> SessionLoad:
         """See :meth:`SessionStore.load`."""
-        key = (require_key(tenant_id, "tenantId"), require_key(session_id, "sessionId"))
-        if after_sequence is not None:
-            require_revision(after_sequence, "afterSequence")
-        cap = require_limit(limit)
+        cap = validate_load(tenant_id, session_id, after_sequence, limit)
+        key = (tenant_id, session_id)
         session = self._sessions.get(key)
         if session is None:
             raise StorageNotFoundError(session_resource(*key))
@@ -194,11 +189,10 @@ class InMemorySessionStore:
         created_at: str | None = None,
     ) -> SessionSnapshot:
         """See :meth:`SessionStore.compact`."""
-        key = (require_key(tenant_id, "tenantId"), require_key(session_id, "sessionId"))
-        expected = require_revision(expected_revision, "expectedRevision")
-        through = require_revision(through_sequence, "throughSequence")
-        body = require_json_object(state, "state")
-        stamp = require_key(created_at or iso_now(), "createdAt")
+        expected, through, body, stamp = validate_compact(
+            tenant_id, session_id, expected_revision, through_sequence, state, created_at
+        )
+        key = (tenant_id, session_id)
         session = self._sessions.get(key)
         if session is None:
             raise StorageNotFoundError(session_resource(*key))

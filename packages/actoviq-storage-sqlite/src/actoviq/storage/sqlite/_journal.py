@@ -1,8 +1,9 @@
 """Bulk codecs of the session journal: validate-and-dump on append, decode-in-bulk on load.
 
-Kept apart from the SQL so the rules are readable on their own. They match the runtime's shared
-rules (``prepare_append``, ``decode_json_object``) message for message, without their per-item
-deep copies: an append only needs the JSON text, and ``json.loads`` already returns fresh objects.
+Kept apart from the SQL so the rules are readable on their own. An append is checked by the
+runtime's shared ``check_append_items`` (the rules of ``prepare_append``) and loads match
+``decode_json_object`` message for message, without their per-item deep copies: an append only
+needs the JSON text, and ``json.loads`` already returns fresh objects.
 
 Append: each payload is serialised by the C JSON encoder first (``allow_nan=False`` refuses
 non-finite floats, ``check_circular`` refuses cycles, unknown types raise); what the encoder
@@ -29,13 +30,12 @@ from typing import Any, cast
 
 from actoviq.core import JsonObject, find_json_violation
 from actoviq.runtime.stores import NewSessionItem, StorageDataError, StoredSessionItem
+from actoviq.runtime.stores.rules import check_append_items
 from actoviq.runtime.stores.validation import (
     MAX_SAFE_INTEGER,
     decode_json_object,
     dump_json,
     require_json_object,
-    require_key,
-    require_optional_key,
 )
 
 __all__ = [
@@ -48,32 +48,22 @@ __all__ = [
 
 _DECODE_CHUNK = 2048  # rows decoded per json.loads call
 
-PreparedItem = tuple[str, str, str, str | None, JsonObject]
-"""``(item_id, kind, payload_json, created_at, payload)`` of one validated item."""
+PreparedItem = tuple[str, str, tuple[str, JsonObject], str | None]
+"""``(item_id, kind, (payload_json, payload), created_at)`` of one validated item."""
+
+
+def _dump_payload(value: JsonObject, label: str) -> tuple[str, JsonObject]:
+    return dump_json_object(value, label), value
 
 
 def prepare_items(items: Sequence[NewSessionItem], stamp: str) -> list[PreparedItem]:
-    """Validate an append (the rules and messages of ``prepare_append``) and dump each payload.
+    """Validate an append (the shared ``check_append_items``) and dump each payload.
 
     Raises:
         StorageDataError: no items, an empty or duplicate id, an empty kind, a payload that is not
             a strict JSON object, or an empty ``created_at``.
     """
-    require_key(stamp, "updatedAt")
-    if len(items) == 0:
-        raise StorageDataError("append requires at least one session item")
-    seen: set[str] = set()
-    prepared: list[PreparedItem] = []
-    for item in items:
-        item_id = require_key(item.item_id, "itemId")
-        if item_id in seen:
-            raise StorageDataError(f"append contains duplicate itemId {item_id!r}")
-        seen.add(item_id)
-        kind = require_key(item.kind, "kind")
-        body = item.payload
-        created_at = require_optional_key(item.created_at, "createdAt")
-        prepared.append((item_id, kind, dump_json_object(body, "payload"), created_at, body))
-    return prepared
+    return check_append_items(items, stamp, _dump_payload)
 
 
 def _unserialisable(value: object) -> object:

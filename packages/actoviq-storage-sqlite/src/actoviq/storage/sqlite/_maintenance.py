@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from sqlalchemy import delete, insert, select, text
 
 from actoviq.runtime.stores import SessionRevisionConflictError, StorageDataError
-from actoviq.runtime.stores._rules import session_resource
+from actoviq.runtime.stores.rules import session_resource
 from actoviq.runtime.stores.validation import dump_json
 from actoviq.storage.sqlite._engine import Database
 from actoviq.storage.sqlite._tables import (

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
+import attrs
 from sqlalchemy import Row, Table, and_, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -20,21 +21,22 @@ from actoviq.runtime.stores import (
     StorageConflictError,
     StorageDataError,
 )
-from actoviq.runtime.stores._rules import (
+from actoviq.runtime.stores.rules import (
     artifact_resource,
     checkpoint_resource,
     child_columns,
     memory_resource,
+    validate_artifact,
     validate_cas_next,
     validate_checkpoint,
     validate_child_create,
+    validate_memory,
 )
 from actoviq.runtime.stores.validation import (
     decode_json_object,
     decode_json_text,
     dump_json,
     require_json_object,
-    require_json_value,
     require_key,
     require_limit,
     require_optional_key,
@@ -191,20 +193,7 @@ class SqlCheckpointStore:
             },
             draft.updated_at,
         )
-        return CheckpointRecord(
-            tenant_id=draft.tenant_id,
-            checkpoint_id=draft.checkpoint_id,
-            run_id=draft.run_id,
-            session_id=draft.session_id,
-            revision=revision,
-            status=draft.status,
-            state=draft.state,
-            interruption=draft.interruption,
-            pending_side_effects=draft.pending_side_effects,
-            trace_context=draft.trace_context,
-            created_at=created,
-            updated_at=draft.updated_at,
-        )
+        return attrs.evolve(draft, revision=revision, created_at=created)
 
     @staticmethod
     def _decode(row: Row[Any]) -> CheckpointRecord:
@@ -303,14 +292,15 @@ class SqlMemoryStore:
         updated_at: str | None = None,
     ) -> MemoryRecord:
         """See :meth:`MemoryStore.put`."""
-        require_key(tenant_id, "tenantId")
-        require_key(memory_id, "memoryId")
-        require_key(namespace, "namespace")
-        if expected_revision is not None:
-            require_revision(expected_revision, "expectedRevision")
-        body = require_json_value(value, "value")
-        meta = require_json_object({} if metadata is None else metadata, "metadata")
-        stamp = require_key(updated_at or iso_now(), "updatedAt")
+        draft = validate_memory(
+            tenant_id=tenant_id,
+            memory_id=memory_id,
+            namespace=namespace,
+            expected_revision=expected_revision,
+            value=value,
+            metadata=metadata,
+            updated_at=updated_at,
+        )
         revision, created = await _guarded_write(
             self._db,
             memory,
@@ -319,21 +309,12 @@ class SqlMemoryStore:
             memory_resource(tenant_id, memory_id),
             {
                 "namespace": namespace,
-                "value_json": dump_json(body),
-                "metadata_json": dump_json(meta),
+                "value_json": dump_json(draft.value),
+                "metadata_json": dump_json(draft.metadata),
             },
-            stamp,
+            draft.updated_at,
         )
-        return MemoryRecord(
-            tenant_id=tenant_id,
-            memory_id=memory_id,
-            namespace=namespace,
-            revision=revision,
-            value=body,
-            metadata=meta,
-            created_at=created,
-            updated_at=stamp,
-        )
+        return attrs.evolve(draft, revision=revision, created_at=created)
 
     @staticmethod
     def _decode(row: Row[Any]) -> MemoryRecord:
@@ -413,16 +394,17 @@ class SqlArtifactMetadataStore:
         updated_at: str | None = None,
     ) -> ArtifactRecord:
         """See :meth:`ArtifactMetadataStore.put`."""
-        require_key(tenant_id, "tenantId")
-        require_key(artifact_id, "artifactId")
-        require_key(media_type, "mediaType")
-        require_revision(size, "size")
-        require_sha256(sha256)
-        require_optional_key(uri, "uri")
-        if expected_revision is not None:
-            require_revision(expected_revision, "expectedRevision")
-        meta = require_json_object({} if metadata is None else metadata, "metadata")
-        stamp = require_key(updated_at or iso_now(), "updatedAt")
+        draft = validate_artifact(
+            tenant_id=tenant_id,
+            artifact_id=artifact_id,
+            expected_revision=expected_revision,
+            media_type=media_type,
+            size=size,
+            sha256=sha256,
+            uri=uri,
+            metadata=metadata,
+            updated_at=updated_at,
+        )
         revision, created = await _guarded_write(
             self._db,
             artifacts,
@@ -434,22 +416,11 @@ class SqlArtifactMetadataStore:
                 "size": size,
                 "sha256": sha256,
                 "uri": uri,
-                "metadata_json": dump_json(meta),
+                "metadata_json": dump_json(draft.metadata),
             },
-            stamp,
+            draft.updated_at,
         )
-        return ArtifactRecord(
-            tenant_id=tenant_id,
-            artifact_id=artifact_id,
-            revision=revision,
-            media_type=media_type,
-            size=size,
-            sha256=sha256,
-            uri=uri,
-            metadata=meta,
-            created_at=created,
-            updated_at=stamp,
-        )
+        return attrs.evolve(draft, revision=revision, created_at=created)
 
     @staticmethod
     def _decode(row: Row[Any]) -> ArtifactRecord:

@@ -28,11 +28,16 @@ from actoviq.runtime.stores import (
     StorageDataError,
     StorageNotFoundError,
 )
-from actoviq.runtime.stores._rules import session_resource
+from actoviq.runtime.stores.rules import (
+    session_key,
+    session_resource,
+    validate_compact,
+    validate_load,
+    validate_session_create,
+)
 from actoviq.runtime.stores.validation import (
     decode_json_object,
     dump_json,
-    require_json_object,
     require_key,
     require_limit,
     require_revision,
@@ -114,7 +119,7 @@ def _replay(
     payloads = decode_payloads([row[2] for row in rows], "payload")
     found = {row[0]: (row[1], payload) for row, payload in zip(rows, payloads, strict=True)}
     return len(found) == len(prepared) and all(
-        found[item_id] == (kind, payload) for item_id, kind, _, _, payload in prepared
+        found[item_id] == (kind, body) for item_id, kind, (_, body), _ in prepared
     )
 
 
@@ -133,10 +138,7 @@ class SqlSessionStore:
         created_at: str | None = None,
     ) -> SessionRecord:
         """See :meth:`SessionStore.create`."""
-        require_key(tenant_id, "tenantId")
-        require_key(session_id, "sessionId")
-        meta = require_json_object({} if metadata is None else metadata, "metadata")
-        stamp = require_key(created_at or iso_now(), "createdAt")
+        record = validate_session_create(tenant_id, session_id, metadata, created_at)
 
         def work(conn: Connection) -> None:
             existing = _session_row(conn, tenant_id, session_id, lock=True)
@@ -152,9 +154,9 @@ class SqlSessionStore:
                     "tenant_id": tenant_id,
                     "session_id": session_id,
                     "revision": 0,
-                    "metadata_json": dump_json(meta),
-                    "created_at": stamp,
-                    "updated_at": stamp,
+                    "metadata_json": dump_json(record.metadata),
+                    "created_at": record.created_at,
+                    "updated_at": record.updated_at,
                     "last_sequence": 0,
                 },
             )
@@ -169,20 +171,11 @@ class SqlSessionStore:
                 expected_revision=None,
                 actual_revision=None if current is None else current.revision,
             ) from None
-        return SessionRecord(
-            tenant_id=tenant_id,
-            session_id=session_id,
-            revision=0,
-            metadata=meta,
-            created_at=stamp,
-            updated_at=stamp,
-            last_sequence=0,
-        )
+        return record
 
     async def get(self, *, tenant_id: str, session_id: str) -> SessionRecord | None:
         """See :meth:`SessionStore.get`."""
-        require_key(tenant_id, "tenantId")
-        require_key(session_id, "sessionId")
+        session_key(tenant_id, session_id)
         row = await self._db.run_read(lambda conn: _session_row(conn, tenant_id, session_id))
         return None if row is None else record_from_row(row)
 
@@ -196,8 +189,7 @@ class SqlSessionStore:
         updated_at: str | None = None,
     ) -> SessionRecord:
         """See :meth:`SessionStore.append`."""
-        require_key(tenant_id, "tenantId")
-        require_key(session_id, "sessionId")
+        session_key(tenant_id, session_id)
         expected = require_revision(expected_revision, "expectedRevision")
         stamp = updated_at or iso_now()
         prepared = prepare_items(items, stamp)
@@ -224,7 +216,9 @@ class SqlSessionStore:
                 conn,
                 [
                     (tenant_id, session_id, sequence, item_id, kind, text, created_at or stamp)
-                    for sequence, (item_id, kind, text, created_at, _) in enumerate(prepared, first)
+                    for sequence, (item_id, kind, (text, _), created_at) in enumerate(
+                        prepared, first
+                    )
                 ],
             )
             return updated
@@ -257,11 +251,7 @@ class SqlSessionStore:
         limit: int | None = None,
     ) -> SessionLoad:
         """See :meth:`SessionStore.load`."""
-        require_key(tenant_id, "tenantId")
-        require_key(session_id, "sessionId")
-        if after_sequence is not None:
-            require_revision(after_sequence, "afterSequence")
-        cap = require_limit(limit)
+        cap = validate_load(tenant_id, session_id, after_sequence, limit)
         sql = self._db.journal_sql
 
         def work(
@@ -301,12 +291,9 @@ class SqlSessionStore:
         created_at: str | None = None,
     ) -> SessionSnapshot:
         """See :meth:`SessionStore.compact`."""
-        require_key(tenant_id, "tenantId")
-        require_key(session_id, "sessionId")
-        expected = require_revision(expected_revision, "expectedRevision")
-        through = require_revision(through_sequence, "throughSequence")
-        body = require_json_object(state, "state")
-        stamp = require_key(created_at or iso_now(), "createdAt")
+        expected, through, body, stamp = validate_compact(
+            tenant_id, session_id, expected_revision, through_sequence, state, created_at
+        )
         resource = session_resource(tenant_id, session_id)
         params = {"p_tenant": tenant_id, "p_session": session_id}
 

@@ -22,7 +22,7 @@ import attrs
 
 from actoviq.core import JsonObject, JsonValue, iso_now
 from actoviq.runtime.stores import SessionRevisionConflictError, StorageDataError
-from actoviq.runtime.stores._rules import session_resource
+from actoviq.runtime.stores.rules import session_resource
 from actoviq.runtime.stores.validation import require_key
 from actoviq.storage.sqlite.errors import MigrationSourceError
 from actoviq.storage.sqlite.legacy import LegacySessionFile, read_legacy_session_file

@@ -1,39 +1,59 @@
-"""Validation rules every backend applies identically (so the conformance suite holds for all)."""
+"""Validation rules every backend applies identically (so the conformance suite holds for all).
+
+Public so that backends in other packages (``actoviq.storage.sqlite``) validate with the very same
+code, in the same order and with the same messages as the in-memory stores: each ``validate_*``
+helper checks one operation's arguments before any transaction opens and returns what it copied.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import cast
+from collections.abc import Callable, Sequence
+from typing import TypeVar, cast
 
-from actoviq.core import JsonObject
+from actoviq.core import JsonObject, JsonValue, iso_now
 from actoviq.runtime.stores.errors import StorageDataError
 from actoviq.runtime.stores.records import (
     CHECKPOINT_STATUSES,
     DURABLE_CHILD_STATUSES,
+    ArtifactRecord,
     CheckpointRecord,
     CheckpointStatus,
     DurableChildRow,
+    MemoryRecord,
     NewSessionItem,
+    SessionRecord,
 )
 from actoviq.runtime.stores.validation import (
     MAX_SAFE_INTEGER,
     require_json_object,
+    require_json_value,
     require_key,
+    require_limit,
     require_optional_key,
     require_revision,
+    require_sha256,
 )
 
 __all__ = [
     "artifact_resource",
+    "check_append_items",
     "checkpoint_resource",
     "child_columns",
     "memory_resource",
     "prepare_append",
+    "session_key",
     "session_resource",
+    "validate_artifact",
     "validate_cas_next",
     "validate_checkpoint",
     "validate_child_create",
+    "validate_compact",
+    "validate_load",
+    "validate_memory",
+    "validate_session_create",
 ]
+
+P = TypeVar("P")
 
 
 def session_resource(tenant_id: str, session_id: str) -> str:
@@ -56,27 +76,177 @@ def artifact_resource(tenant_id: str, artifact_id: str) -> str:
     return f"artifact {tenant_id}/{artifact_id}"
 
 
-def prepare_append(items: Sequence[NewSessionItem], stamp: str) -> list[NewSessionItem]:
-    """Validate and copy the items of an append (before any transaction opens)."""
+def check_append_items(
+    items: Sequence[NewSessionItem], stamp: str, payload: Callable[[JsonObject, str], P]
+) -> list[tuple[str, str, P, str | None]]:
+    """Validate the items of an append in one pass: ``(item_id, kind, payload, created_at)``.
+
+    ``payload(value, "payload")`` checks (and copies or encodes) each payload; it must raise
+    :class:`StorageDataError` with :func:`require_json_object`'s message on a bad one.
+
+    Raises:
+        StorageDataError: an empty ``stamp``, no items, an empty or duplicate id, an empty kind,
+            a bad payload, or an empty ``created_at`` (checked in that order, item by item).
+    """
     require_key(stamp, "updatedAt")
     if len(items) == 0:
         raise StorageDataError("append requires at least one session item")
     seen: set[str] = set()
-    prepared: list[NewSessionItem] = []
+    prepared: list[tuple[str, str, P, str | None]] = []
     for item in items:
         item_id = require_key(item.item_id, "itemId")
         if item_id in seen:
             raise StorageDataError(f"append contains duplicate itemId {item_id!r}")
         seen.add(item_id)
         prepared.append(
-            NewSessionItem(
-                item_id=item_id,
-                kind=require_key(item.kind, "kind"),
-                payload=require_json_object(item.payload, "payload"),
-                created_at=require_optional_key(item.created_at, "createdAt"),
+            (
+                item_id,
+                require_key(item.kind, "kind"),
+                payload(item.payload, "payload"),
+                require_optional_key(item.created_at, "createdAt"),
             )
         )
     return prepared
+
+
+def prepare_append(items: Sequence[NewSessionItem], stamp: str) -> list[NewSessionItem]:
+    """Validate and copy the items of an append (before any transaction opens)."""
+    return [
+        NewSessionItem(item_id=item_id, kind=kind, payload=body, created_at=created_at)
+        for item_id, kind, body, created_at in check_append_items(items, stamp, require_json_object)
+    ]
+
+
+def session_key(tenant_id: str, session_id: str) -> tuple[str, str]:
+    """The validated ``(tenant_id, session_id)`` of a session operation."""
+    return require_key(tenant_id, "tenantId"), require_key(session_id, "sessionId")
+
+
+def validate_session_create(
+    tenant_id: str, session_id: str, metadata: JsonObject | None, created_at: str | None
+) -> SessionRecord:
+    """Validate a session create; returns the new record (revision 0, no items).
+
+    Raises:
+        StorageDataError: an empty id, metadata that is not a strict JSON object, or an empty
+            ``created_at``.
+    """
+    session_key(tenant_id, session_id)
+    meta = require_json_object({} if metadata is None else metadata, "metadata")
+    stamp = require_key(created_at or iso_now(), "createdAt")
+    return SessionRecord(
+        tenant_id=tenant_id,
+        session_id=session_id,
+        revision=0,
+        metadata=meta,
+        created_at=stamp,
+        updated_at=stamp,
+        last_sequence=0,
+    )
+
+
+def validate_load(
+    tenant_id: str, session_id: str, after_sequence: int | None, limit: int | None
+) -> int | None:
+    """Validate a session load; returns the item cap (None: unlimited).
+
+    Raises:
+        StorageDataError: an empty id, a bad ``after_sequence`` or a bad ``limit``.
+    """
+    session_key(tenant_id, session_id)
+    if after_sequence is not None:
+        require_revision(after_sequence, "afterSequence")
+    return require_limit(limit)
+
+
+def validate_compact(
+    tenant_id: str,
+    session_id: str,
+    expected_revision: int,
+    through_sequence: int,
+    state: JsonObject,
+    created_at: str | None,
+) -> tuple[int, int, JsonObject, str]:
+    """Validate a compaction; returns ``(expected_revision, through_sequence, state, stamp)``.
+
+    Raises:
+        StorageDataError: an empty id, a bad revision or sequence, a state that is not a strict
+            JSON object, or an empty ``created_at``.
+    """
+    session_key(tenant_id, session_id)
+    expected = require_revision(expected_revision, "expectedRevision")
+    through = require_revision(through_sequence, "throughSequence")
+    body = require_json_object(state, "state")
+    stamp = require_key(created_at or iso_now(), "createdAt")
+    return expected, through, body, stamp
+
+
+def validate_memory(
+    *,
+    tenant_id: str,
+    memory_id: str,
+    namespace: str,
+    expected_revision: int | None,
+    value: JsonValue,
+    metadata: JsonObject | None,
+    updated_at: str | None,
+) -> MemoryRecord:
+    """Validate a memory write; returns a draft record (revision 0, created_at = updated_at)."""
+    require_key(tenant_id, "tenantId")
+    require_key(memory_id, "memoryId")
+    require_key(namespace, "namespace")
+    if expected_revision is not None:
+        require_revision(expected_revision, "expectedRevision")
+    body = require_json_value(value, "value")
+    meta = require_json_object({} if metadata is None else metadata, "metadata")
+    stamp = require_key(updated_at or iso_now(), "updatedAt")
+    return MemoryRecord(
+        tenant_id=tenant_id,
+        memory_id=memory_id,
+        namespace=namespace,
+        revision=0,
+        value=body,
+        metadata=meta,
+        created_at=stamp,
+        updated_at=stamp,
+    )
+
+
+def validate_artifact(
+    *,
+    tenant_id: str,
+    artifact_id: str,
+    expected_revision: int | None,
+    media_type: str,
+    size: int,
+    sha256: str,
+    uri: str | None,
+    metadata: JsonObject | None,
+    updated_at: str | None,
+) -> ArtifactRecord:
+    """Validate an artifact-metadata write; returns a draft record (revision 0)."""
+    require_key(tenant_id, "tenantId")
+    require_key(artifact_id, "artifactId")
+    require_key(media_type, "mediaType")
+    require_revision(size, "size")
+    require_sha256(sha256)
+    require_optional_key(uri, "uri")
+    if expected_revision is not None:
+        require_revision(expected_revision, "expectedRevision")
+    meta = require_json_object({} if metadata is None else metadata, "metadata")
+    stamp = require_key(updated_at or iso_now(), "updatedAt")
+    return ArtifactRecord(
+        tenant_id=tenant_id,
+        artifact_id=artifact_id,
+        revision=0,
+        media_type=media_type,
+        size=size,
+        sha256=sha256,
+        uri=uri,
+        metadata=meta,
+        created_at=stamp,
+        updated_at=stamp,
+    )
 
 
 def _check_trace(trace: JsonObject) -> None:
