@@ -344,7 +344,7 @@ async def test_registration_identity_and_digest() -> None:
         runtime.register_agent(make_agent(instructions="Something else."))
 
 
-async def test_duplicate_active_run_close_and_closedscripted_runtime() -> None:
+async def test_duplicate_active_run_close_and_closed_runtime() -> None:
     provider = ScriptedProvider([ScriptedTurn(text="slow", delay=30)])
     runtime = scripted_runtime(provider)
     agent = make_agent()
