@@ -4,14 +4,30 @@ from __future__ import annotations
 
 import copy
 import itertools
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from actoviq.core import AgentSpec, JsonObject
+import pytest
+
+from actoviq.core import AbortController, AbortSignal, AgentSpec, JsonObject
 from actoviq.events import RunEvent
 from actoviq.providers import ModelRegistry
 from actoviq.providers.testing import ScriptedProvider
 from actoviq.runtime import AgentRuntime
-from actoviq.runtime.tools import RuntimeTool, ToolBehavior, ToolDescriptor, json_schema_input
+from actoviq.runtime.tools import (
+    RuntimeTool,
+    ToolApproval,
+    ToolAuthorizationRequest,
+    ToolBehavior,
+    ToolDecision,
+    ToolDescriptor,
+    ToolEffect,
+    ToolExecutionContext,
+    ToolExecutionError,
+    ToolFailure,
+    ToolSchema,
+    json_schema_input,
+)
 
 
 class RecordingCheckpointStore:
@@ -92,3 +108,85 @@ def run_event(type: str, data: object = None) -> RunEvent:
         timestamp="2026-01-01T00:00:00.000Z",
         data=data,  # type: ignore[arg-type]
     )
+
+
+NUMBER_INPUT = json_schema_input(
+    {
+        "type": "object",
+        "properties": {"value": {"type": "integer"}},
+        "required": ["value"],
+        "additionalProperties": False,
+    }
+)
+
+
+class Recorder:
+    """Counts executions and records the contexts tools saw."""
+
+    def __init__(self, result: Callable[[Any], object] = lambda args: args["value"] * 2) -> None:
+        self.calls = 0
+        self.contexts: list[ToolExecutionContext] = []
+        self._result = result
+
+    def __call__(self, ctx: ToolExecutionContext, args: Any) -> object:
+        self.calls += 1
+        self.contexts.append(ctx)
+        return self._result(args)
+
+
+def make_tool(
+    name: str = "double",
+    execute: Callable[[ToolExecutionContext, Any], object] | None = None,
+    *,
+    effect: ToolEffect | None = None,
+    requires_approval: bool = False,
+    timeout_ms: float | None = None,
+    output: ToolSchema | None = None,
+    input: ToolSchema = NUMBER_INPUT,
+) -> RuntimeTool:
+    return RuntimeTool(
+        descriptor=ToolDescriptor(
+            name=name,
+            description=f"{name} tool",
+            input=input,
+            output=output,
+            behavior=ToolBehavior(
+                effect=effect, requires_approval=requires_approval, timeout_ms=timeout_ms
+            ),
+        ),
+        execute=execute if execute is not None else Recorder(),
+    )
+
+
+def tool_context(
+    call_id: str = "call-1",
+    *,
+    signal: AbortSignal | None = None,
+    deadline: float | None = None,
+    approval: ToolApproval | None = None,
+) -> ToolExecutionContext:
+    return ToolExecutionContext(
+        run_id="run-1",
+        call_id=call_id,
+        signal=signal if signal is not None else AbortController().signal,
+        deadline=deadline,
+        approval=approval,
+    )
+
+
+class StaticPolicy:
+    """A ToolPolicy that returns one decision and records every request."""
+
+    def __init__(self, decision: ToolDecision) -> None:
+        self.decision = decision
+        self.requests: list[ToolAuthorizationRequest] = []
+
+    async def authorize(self, request: ToolAuthorizationRequest) -> ToolDecision:
+        self.requests.append(request)
+        return self.decision
+
+
+async def expect_failure(awaitable: Awaitable[object]) -> ToolFailure:
+    with pytest.raises(ToolExecutionError) as caught:
+        await awaitable
+    return caught.value.failure
