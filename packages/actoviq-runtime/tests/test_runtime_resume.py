@@ -72,6 +72,15 @@ class Harness:
         )
 
 
+_EMAIL_RESULT: JsonObject = {
+    "type": "tool_result",
+    "callId": "call_email",
+    "name": "send_email",
+    "status": "success",
+    "output": {"sent": True},
+}
+
+
 def _two_call_script() -> list[Any]:
     return [ScriptedTurn(tool_calls=[EMAIL, WEATHER]), "Email sent."]
 
@@ -177,13 +186,7 @@ async def test_committed_result_is_replayed_not_re_executed() -> None:
     state = copy.deepcopy(cast(JsonObject, result.state))
     pending = cast(list[JsonObject], state["pendingTools"])
     pending[0]["status"] = "committed"
-    pending[0]["result"] = {
-        "type": "tool_result",
-        "callId": "call_email",
-        "name": "send_email",
-        "status": "success",
-        "output": {"sent": True},
-    }
+    pending[0]["result"] = copy.deepcopy(_EMAIL_RESULT)
     final = await runtime.resume(state).result()
     assert final.status == "completed" and h.sent == []
     transcript = cast(list[JsonObject], h.store.latest["r6"]["transcript"])
@@ -195,13 +198,7 @@ async def test_committed_result_already_in_transcript_is_not_duplicated() -> Non
     runtime = h.runtime()
     result = await runtime.run(h.agent, "mail ops", run_id="r7")
     state = copy.deepcopy(cast(JsonObject, result.state))
-    item = {
-        "type": "tool_result",
-        "callId": "call_email",
-        "name": "send_email",
-        "status": "success",
-        "output": {"sent": True},
-    }
+    item = copy.deepcopy(_EMAIL_RESULT)
     pending = cast(list[JsonObject], state["pendingTools"])
     pending[0]["status"] = "committed"
     pending[0]["result"] = cast(Any, item)
