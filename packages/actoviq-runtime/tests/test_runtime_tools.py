@@ -7,13 +7,7 @@ import math
 from typing import Any
 
 import pytest
-from runtime_testkit import (
-    NUMBER_INPUT,
-    Recorder,
-    expect_failure,
-    make_tool,
-    tool_context,
-)
+from runtime_testkit import NUMBER_INPUT, Recorder, expect_failure, make_tool, tool_context
 
 from actoviq.core import ToolCallItem
 from actoviq.runtime.tools import (

@@ -7,13 +7,7 @@ import math
 from typing import Any
 
 import pytest
-from runtime_testkit import (
-    Recorder,
-    StaticPolicy,
-    expect_failure,
-    make_tool,
-    tool_context,
-)
+from runtime_testkit import Recorder, StaticPolicy, expect_failure, make_tool, tool_context
 
 from actoviq.core import AbortController, AbortSignal
 from actoviq.runtime.tools import (
