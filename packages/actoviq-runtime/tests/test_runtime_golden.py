@@ -142,20 +142,21 @@ def _canonical_batch(events: list[JsonObject]) -> list[JsonObject]:
     return out
 
 
+# The weather result the port also commits in "approval-with-second-call-in-same-turn" (Q1).
+_WEATHER_RESULT: JsonObject = {
+    "type": "tool_result",
+    "callId": "call_weather",
+    "name": "get_weather",
+    "status": "success",
+    "output": {"city": "Paris", "tempC": 18, "condition": "sunny"},
+}
+
+
 def _expected_result(scenario: JsonObject, leg: JsonObject) -> JsonObject:
     result = copy.deepcopy(cast(JsonObject, leg["result"]))
     if scenario["name"] == "approval-with-second-call-in-same-turn" and leg["leg"] == "resume":
         items = cast(list[JsonObject], result["items"])
-        items.insert(
-            3,
-            {
-                "type": "tool_result",
-                "callId": "call_weather",
-                "name": "get_weather",
-                "status": "success",
-                "output": {"city": "Paris", "tempC": 18, "condition": "sunny"},
-            },
-        )
+        items.insert(3, copy.deepcopy(_WEATHER_RESULT))
     return result
 
 
@@ -238,15 +239,7 @@ def _expected_requests(scenario: JsonObject) -> list[tuple[str, JsonObject]]:
         expected.append((cast(str, entry["mode"]), request))
     if scenario["name"] == "approval-with-second-call-in-same-turn":
         second = cast(list[JsonObject], expected[1][1]["input"])
-        second.append(  # Q1: the second model request holds both results
-            {
-                "type": "tool_result",
-                "callId": "call_weather",
-                "name": "get_weather",
-                "status": "success",
-                "output": {"city": "Paris", "tempC": 18, "condition": "sunny"},
-            }
-        )
+        second.append(copy.deepcopy(_WEATHER_RESULT))  # Q1: the second request holds both results
     return expected
 
 
