@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 import attrs
-from sqlalchemy import Row, Table, and_, delete, insert, select, update
+from sqlalchemy import Row, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -44,103 +44,22 @@ from actoviq.runtime.stores.validation import (
     require_sha256,
 )
 from actoviq.storage.sqlite._engine import Database
+from actoviq.storage.sqlite._keyed_rows import KeyedRows, stored_int, stored_opt_text, stored_text
 from actoviq.storage.sqlite._tables import artifacts, checkpoints, durable_children, memory
-
-
-def _text(value: object, field: str) -> str:
-    if type(value) is not str:
-        raise StorageDataError(f"stored {field} must be text")
-    return value
-
-
-def _opt_text(value: object, field: str) -> str | None:
-    return None if value is None else _text(value, field)
-
-
-def _int(value: object, field: str) -> int:
-    if type(value) is not int:
-        raise StorageDataError(f"stored {field} must be an integer")
-    return require_revision(value, field)
-
-
-async def _guarded_write(
-    db: Database,
-    table: Table,
-    key: dict[str, str],
-    expected_revision: int | None,
-    resource: str,
-    values: dict[str, Any],
-    stamp: str,
-) -> tuple[int, str]:
-    """The create-or-replace CAS shared by checkpoints, memory and artifacts.
-
-    Returns ``(revision, created_at)`` of the written row.
-    """
-    where = and_(*(table.c[name] == value for name, value in key.items()))
-    try:
-        async with db.write() as conn:
-            row = (
-                await conn.execute(
-                    select(table.c.revision, table.c.created_at).where(where).with_for_update()
-                )
-            ).first()
-            actual = None if row is None else _int(row.revision, "revision")
-            if actual != expected_revision:
-                raise StorageConflictError(
-                    resource, expected_revision=expected_revision, actual_revision=actual
-                )
-            if row is None:
-                await conn.execute(
-                    insert(table).values(
-                        **key, **values, revision=0, created_at=stamp, updated_at=stamp
-                    )
-                )
-                return 0, stamp
-            changed = await conn.execute(
-                update(table)
-                .where(where)
-                .where(table.c.revision == actual)
-                .values(**values, revision=(actual or 0) + 1, updated_at=stamp)
-            )
-            if changed.rowcount != 1:
-                raise StorageConflictError(
-                    resource, expected_revision=expected_revision, actual_revision=None
-                )
-            return (actual or 0) + 1, _text(row.created_at, "created_at")
-    except IntegrityError:
-        # PostgreSQL: a concurrent creator inserted the absent row first.
-        raise StorageConflictError(
-            resource, expected_revision=expected_revision, actual_revision=0
-        ) from None
-
-
-async def _guarded_delete(
-    db: Database, table: Table, key: dict[str, str], expected_revision: int | None, resource: str
-) -> bool:
-    where = and_(*(table.c[name] == value for name, value in key.items()))
-    async with db.write() as conn:
-        row = (await conn.execute(select(table.c.revision).where(where).with_for_update())).first()
-        if row is None:
-            return False
-        actual = _int(row.revision, "revision")
-        if expected_revision is not None and actual != expected_revision:
-            raise StorageConflictError(
-                resource, expected_revision=expected_revision, actual_revision=actual
-            )
-        await conn.execute(delete(table).where(where))
-        return True
-
-
-async def _select(db: Database, query: Any) -> list[Row[Any]]:
-    async with db.read() as conn:
-        return list((await conn.execute(query)).all())
 
 
 class SqlCheckpointStore:
     """:class:`~actoviq.runtime.stores.CheckpointStore` on SQLAlchemy Core."""
 
     def __init__(self, database: Database) -> None:
-        self._db = database
+        self._rows = KeyedRows(
+            database,
+            checkpoints,
+            id_column="checkpoint_id",
+            id_field="checkpointId",
+            resource=checkpoint_resource,
+            decode=self._decode,
+        )
 
     async def put(
         self,
@@ -172,12 +91,10 @@ class SqlCheckpointStore:
             updated_at=updated_at or iso_now(),
         )
         effects: list[JsonValue] = list(draft.pending_side_effects)
-        revision, created = await _guarded_write(
-            self._db,
-            checkpoints,
-            {"tenant_id": tenant_id, "checkpoint_id": checkpoint_id},
+        revision, created = await self._rows.put(
+            tenant_id,
+            checkpoint_id,
             expected_revision,
-            checkpoint_resource(tenant_id, checkpoint_id),
             {
                 "run_id": run_id,
                 "session_id": session_id,
@@ -197,18 +114,18 @@ class SqlCheckpointStore:
 
     @staticmethod
     def _decode(row: Row[Any]) -> CheckpointRecord:
-        status = _text(row.status, "status")
+        status = stored_text(row.status, "status")
         if status not in CHECKPOINT_STATUSES:
             raise StorageDataError(f"stored checkpoint status {status!r} is not known")
         effects = decode_json_text(row.pending_side_effects_json, "pending_side_effects_json")
         if type(effects) is not list:
             raise StorageDataError("pending_side_effects_json must be a JSON array")
         return CheckpointRecord(
-            tenant_id=_text(row.tenant_id, "tenant_id"),
-            checkpoint_id=_text(row.checkpoint_id, "checkpoint_id"),
-            run_id=_text(row.run_id, "run_id"),
-            session_id=_opt_text(row.session_id, "session_id"),
-            revision=_int(row.revision, "revision"),
+            tenant_id=stored_text(row.tenant_id, "tenant_id"),
+            checkpoint_id=stored_text(row.checkpoint_id, "checkpoint_id"),
+            run_id=stored_text(row.run_id, "run_id"),
+            session_id=stored_opt_text(row.session_id, "session_id"),
+            revision=stored_int(row.revision, "revision"),
             status=cast(CheckpointStatus, status),
             state=decode_json_object(row.state_json, "state_json"),
             interruption=None
@@ -220,21 +137,13 @@ class SqlCheckpointStore:
             trace_context=None
             if row.trace_context_json is None
             else decode_json_object(row.trace_context_json, "trace_context_json"),
-            created_at=_text(row.created_at, "created_at"),
-            updated_at=_text(row.updated_at, "updated_at"),
+            created_at=stored_text(row.created_at, "created_at"),
+            updated_at=stored_text(row.updated_at, "updated_at"),
         )
 
     async def get(self, *, tenant_id: str, checkpoint_id: str) -> CheckpointRecord | None:
         """See :meth:`CheckpointStore.get`."""
-        require_key(tenant_id, "tenantId")
-        require_key(checkpoint_id, "checkpointId")
-        rows = await _select(
-            self._db,
-            select(checkpoints)
-            .where(checkpoints.c.tenant_id == tenant_id)
-            .where(checkpoints.c.checkpoint_id == checkpoint_id),
-        )
-        return self._decode(rows[0]) if rows else None
+        return await self._rows.get(tenant_id, checkpoint_id)
 
     async def list_checkpoints(
         self,
@@ -248,27 +157,18 @@ class SqlCheckpointStore:
         require_key(tenant_id, "tenantId")
         require_optional_key(run_id, "runId")
         cap = require_limit(limit)
-        query = select(checkpoints).where(checkpoints.c.tenant_id == tenant_id)
-        if run_id is not None:
-            query = query.where(checkpoints.c.run_id == run_id)
-        if status is not None:
-            query = query.where(checkpoints.c.status == status)
-        query = query.order_by(checkpoints.c.created_at, checkpoints.c.checkpoint_id).limit(cap)
-        return [self._decode(r) for r in await _select(self._db, query)]
+        return await self._rows.list(
+            tenant_id,
+            equal={"run_id": run_id, "status": status},
+            order_by=(checkpoints.c.created_at, checkpoints.c.checkpoint_id),
+            limit=cap,
+        )
 
     async def delete(
         self, *, tenant_id: str, checkpoint_id: str, expected_revision: int | None = None
     ) -> bool:
         """See :meth:`CheckpointStore.delete`."""
-        require_key(tenant_id, "tenantId")
-        require_key(checkpoint_id, "checkpointId")
-        return await _guarded_delete(
-            self._db,
-            checkpoints,
-            {"tenant_id": tenant_id, "checkpoint_id": checkpoint_id},
-            expected_revision,
-            checkpoint_resource(tenant_id, checkpoint_id),
-        )
+        return await self._rows.delete(tenant_id, checkpoint_id, expected_revision)
 
     async def aclose(self) -> None:
         """No-op: the :class:`SqliteStorage` owns the engine."""
@@ -278,7 +178,14 @@ class SqlMemoryStore:
     """:class:`~actoviq.runtime.stores.MemoryStore` on SQLAlchemy Core."""
 
     def __init__(self, database: Database) -> None:
-        self._db = database
+        self._rows = KeyedRows(
+            database,
+            memory,
+            id_column="memory_id",
+            id_field="memoryId",
+            resource=memory_resource,
+            decode=self._decode,
+        )
 
     async def put(
         self,
@@ -301,12 +208,10 @@ class SqlMemoryStore:
             metadata=metadata,
             updated_at=updated_at,
         )
-        revision, created = await _guarded_write(
-            self._db,
-            memory,
-            {"tenant_id": tenant_id, "memory_id": memory_id},
+        revision, created = await self._rows.put(
+            tenant_id,
+            memory_id,
             expected_revision,
-            memory_resource(tenant_id, memory_id),
             {
                 "namespace": namespace,
                 "value_json": dump_json(draft.value),
@@ -319,27 +224,19 @@ class SqlMemoryStore:
     @staticmethod
     def _decode(row: Row[Any]) -> MemoryRecord:
         return MemoryRecord(
-            tenant_id=_text(row.tenant_id, "tenant_id"),
-            memory_id=_text(row.memory_id, "memory_id"),
-            namespace=_text(row.namespace, "namespace"),
-            revision=_int(row.revision, "revision"),
+            tenant_id=stored_text(row.tenant_id, "tenant_id"),
+            memory_id=stored_text(row.memory_id, "memory_id"),
+            namespace=stored_text(row.namespace, "namespace"),
+            revision=stored_int(row.revision, "revision"),
             value=decode_json_text(row.value_json, "value_json"),
             metadata=decode_json_object(row.metadata_json, "metadata_json"),
-            created_at=_text(row.created_at, "created_at"),
-            updated_at=_text(row.updated_at, "updated_at"),
+            created_at=stored_text(row.created_at, "created_at"),
+            updated_at=stored_text(row.updated_at, "updated_at"),
         )
 
     async def get(self, *, tenant_id: str, memory_id: str) -> MemoryRecord | None:
         """See :meth:`MemoryStore.get`."""
-        require_key(tenant_id, "tenantId")
-        require_key(memory_id, "memoryId")
-        rows = await _select(
-            self._db,
-            select(memory)
-            .where(memory.c.tenant_id == tenant_id)
-            .where(memory.c.memory_id == memory_id),
-        )
-        return self._decode(rows[0]) if rows else None
+        return await self._rows.get(tenant_id, memory_id)
 
     async def list_memories(
         self, *, tenant_id: str, namespace: str | None = None, limit: int | None = None
@@ -348,27 +245,18 @@ class SqlMemoryStore:
         require_key(tenant_id, "tenantId")
         require_optional_key(namespace, "namespace")
         cap = require_limit(limit)
-        query = select(memory).where(memory.c.tenant_id == tenant_id)
-        if namespace is not None:
-            query = query.where(memory.c.namespace == namespace)
-        query = query.order_by(memory.c.updated_at.desc(), memory.c.memory_id)
-        if cap is not None:
-            query = query.limit(cap)
-        return [self._decode(r) for r in await _select(self._db, query)]
+        return await self._rows.list(
+            tenant_id,
+            equal={"namespace": namespace},
+            order_by=(memory.c.updated_at.desc(), memory.c.memory_id),
+            limit=cap,
+        )
 
     async def delete(
         self, *, tenant_id: str, memory_id: str, expected_revision: int | None = None
     ) -> bool:
         """See :meth:`MemoryStore.delete`."""
-        require_key(tenant_id, "tenantId")
-        require_key(memory_id, "memoryId")
-        return await _guarded_delete(
-            self._db,
-            memory,
-            {"tenant_id": tenant_id, "memory_id": memory_id},
-            expected_revision,
-            memory_resource(tenant_id, memory_id),
-        )
+        return await self._rows.delete(tenant_id, memory_id, expected_revision)
 
     async def aclose(self) -> None:
         """No-op: the :class:`SqliteStorage` owns the engine."""
@@ -378,7 +266,14 @@ class SqlArtifactMetadataStore:
     """:class:`~actoviq.runtime.stores.ArtifactMetadataStore` on SQLAlchemy Core."""
 
     def __init__(self, database: Database) -> None:
-        self._db = database
+        self._rows = KeyedRows(
+            database,
+            artifacts,
+            id_column="artifact_id",
+            id_field="artifactId",
+            resource=artifact_resource,
+            decode=self._decode,
+        )
 
     async def put(
         self,
@@ -405,12 +300,10 @@ class SqlArtifactMetadataStore:
             metadata=metadata,
             updated_at=updated_at,
         )
-        revision, created = await _guarded_write(
-            self._db,
-            artifacts,
-            {"tenant_id": tenant_id, "artifact_id": artifact_id},
+        revision, created = await self._rows.put(
+            tenant_id,
+            artifact_id,
             expected_revision,
-            artifact_resource(tenant_id, artifact_id),
             {
                 "media_type": media_type,
                 "size": size,
@@ -425,29 +318,21 @@ class SqlArtifactMetadataStore:
     @staticmethod
     def _decode(row: Row[Any]) -> ArtifactRecord:
         return ArtifactRecord(
-            tenant_id=_text(row.tenant_id, "tenant_id"),
-            artifact_id=_text(row.artifact_id, "artifact_id"),
-            revision=_int(row.revision, "revision"),
-            media_type=_text(row.media_type, "media_type"),
-            size=_int(row.size, "size"),
+            tenant_id=stored_text(row.tenant_id, "tenant_id"),
+            artifact_id=stored_text(row.artifact_id, "artifact_id"),
+            revision=stored_int(row.revision, "revision"),
+            media_type=stored_text(row.media_type, "media_type"),
+            size=stored_int(row.size, "size"),
             sha256=require_sha256(row.sha256, "stored sha256"),
-            uri=_opt_text(row.uri, "uri"),
+            uri=stored_opt_text(row.uri, "uri"),
             metadata=decode_json_object(row.metadata_json, "metadata_json"),
-            created_at=_text(row.created_at, "created_at"),
-            updated_at=_text(row.updated_at, "updated_at"),
+            created_at=stored_text(row.created_at, "created_at"),
+            updated_at=stored_text(row.updated_at, "updated_at"),
         )
 
     async def get(self, *, tenant_id: str, artifact_id: str) -> ArtifactRecord | None:
         """See :meth:`ArtifactMetadataStore.get`."""
-        require_key(tenant_id, "tenantId")
-        require_key(artifact_id, "artifactId")
-        rows = await _select(
-            self._db,
-            select(artifacts)
-            .where(artifacts.c.tenant_id == tenant_id)
-            .where(artifacts.c.artifact_id == artifact_id),
-        )
-        return self._decode(rows[0]) if rows else None
+        return await self._rows.get(tenant_id, artifact_id)
 
     async def list_artifacts(
         self, *, tenant_id: str, limit: int | None = None
@@ -455,31 +340,25 @@ class SqlArtifactMetadataStore:
         """See :meth:`ArtifactMetadataStore.list_artifacts`."""
         require_key(tenant_id, "tenantId")
         cap = require_limit(limit)
-        query = (
-            select(artifacts)
-            .where(artifacts.c.tenant_id == tenant_id)
-            .order_by(artifacts.c.updated_at.desc(), artifacts.c.artifact_id)
+        return await self._rows.list(
+            tenant_id,
+            equal={},
+            order_by=(artifacts.c.updated_at.desc(), artifacts.c.artifact_id),
+            limit=cap,
         )
-        if cap is not None:
-            query = query.limit(cap)
-        return [self._decode(r) for r in await _select(self._db, query)]
 
     async def delete(
         self, *, tenant_id: str, artifact_id: str, expected_revision: int | None = None
     ) -> bool:
         """See :meth:`ArtifactMetadataStore.delete`."""
-        require_key(tenant_id, "tenantId")
-        require_key(artifact_id, "artifactId")
-        return await _guarded_delete(
-            self._db,
-            artifacts,
-            {"tenant_id": tenant_id, "artifact_id": artifact_id},
-            expected_revision,
-            artifact_resource(tenant_id, artifact_id),
-        )
+        return await self._rows.delete(tenant_id, artifact_id, expected_revision)
 
     async def aclose(self) -> None:
         """No-op: the :class:`SqliteStorage` owns the engine."""
+
+
+def _child_resource(tenant_id: str, child_id: str) -> str:
+    return f"durable child {tenant_id}/{child_id}"
 
 
 def _child_values(row: DurableChildRow) -> dict[str, Any]:
@@ -501,6 +380,14 @@ class SqlDurableChildStore:
 
     def __init__(self, database: Database) -> None:
         self._db = database
+        self._rows = KeyedRows(
+            database,
+            durable_children,
+            id_column="child_id",
+            id_field="childId",
+            resource=_child_resource,
+            decode=self._decode,
+        )
 
     async def create(self, *, tenant_id: str, record: JsonObject) -> DurableChildRow:
         """See :meth:`DurableChildStore.create`."""
@@ -508,7 +395,7 @@ class SqlDurableChildStore:
 
         def exists(actual: int | None) -> StorageConflictError:
             return StorageConflictError(
-                f"durable child {tenant_id}/{row.child_id}",
+                _child_resource(tenant_id, row.child_id),
                 expected_revision=None,
                 actual_revision=actual,
                 message=f'Durable child "{row.child_id}" already exists.',
@@ -518,7 +405,7 @@ class SqlDurableChildStore:
             async with self._db.write() as conn:
                 found = await self._current(conn, tenant_id, row.child_id)
                 if found is not None:
-                    raise exists(_int(found.revision, "revision"))
+                    raise exists(stored_int(found.revision, "revision"))
                 await conn.execute(
                     insert(durable_children).values(
                         tenant_id=tenant_id, child_id=row.child_id, **_child_values(row)
@@ -540,9 +427,12 @@ class SqlDurableChildStore:
         ).first()
 
     @staticmethod
-    def _decode(tenant_id: str, row: Row[Any]) -> DurableChildRow:
-        decoded = child_columns(tenant_id, decode_json_object(row.record_json, "record_json"))
-        if decoded.revision != _int(row.revision, "revision"):
+    def _decode(row: Row[Any]) -> DurableChildRow:
+        decoded = child_columns(
+            stored_text(row.tenant_id, "tenant_id"),
+            decode_json_object(row.record_json, "record_json"),
+        )
+        if decoded.revision != stored_int(row.revision, "revision"):
             raise StorageDataError(
                 f"Durable child {decoded.child_id} revision does not match storage."
             )
@@ -550,15 +440,7 @@ class SqlDurableChildStore:
 
     async def get(self, *, tenant_id: str, child_id: str) -> DurableChildRow | None:
         """See :meth:`DurableChildStore.get`."""
-        require_key(tenant_id, "tenantId")
-        require_key(child_id, "childId")
-        rows = await _select(
-            self._db,
-            select(durable_children)
-            .where(durable_children.c.tenant_id == tenant_id)
-            .where(durable_children.c.child_id == child_id),
-        )
-        return self._decode(tenant_id, rows[0]) if rows else None
+        return await self._rows.get(tenant_id, child_id)
 
     async def compare_and_set(
         self, *, tenant_id: str, child_id: str, expected_revision: int, record: JsonObject
@@ -590,15 +472,12 @@ class SqlDurableChildStore:
         require_key(tenant_id, "tenantId")
         require_optional_key(parent_run_id, "parentRunId")
         cap = require_limit(limit)
-        query = select(durable_children).where(durable_children.c.tenant_id == tenant_id)
-        if parent_run_id is not None:
-            query = query.where(durable_children.c.parent_run_id == parent_run_id)
-        if status is not None:
-            query = query.where(durable_children.c.status == status)
-        query = query.order_by(durable_children.c.created_at, durable_children.c.child_id)
-        if cap is not None:
-            query = query.limit(cap)
-        return [self._decode(tenant_id, r) for r in await _select(self._db, query)]
+        return await self._rows.list(
+            tenant_id,
+            equal={"parent_run_id": parent_run_id, "status": status},
+            order_by=(durable_children.c.created_at, durable_children.c.child_id),
+            limit=cap,
+        )
 
     async def aclose(self) -> None:
         """No-op: the :class:`SqliteStorage` owns the engine."""

@@ -50,32 +50,21 @@ from actoviq.storage.sqlite._journal import (
     stored_items,
 )
 from actoviq.storage.sqlite._journal_sql import SESSION_COLUMNS, JournalSql
+from actoviq.storage.sqlite._keyed_rows import stored_int, stored_text
 from actoviq.storage.sqlite._tables import session_snapshots, sessions
-
-
-def _text(value: object, field: str) -> str:
-    if type(value) is not str:
-        raise StorageDataError(f"stored {field} must be text")
-    return value
-
-
-def _int(value: object, field: str) -> int:
-    if type(value) is not int:
-        raise StorageDataError(f"stored {field} must be an integer")
-    return require_revision(value, field)
 
 
 def record_from_row(row: Sequence[Any]) -> SessionRecord:
     """Decode and re-validate a session row in ``SESSION_COLUMNS`` order (fail closed)."""
     tenant_id, session_id, revision, metadata_json, created_at, updated_at, last_sequence = row
     return SessionRecord(
-        tenant_id=_text(tenant_id, "tenant_id"),
-        session_id=_text(session_id, "session_id"),
-        revision=_int(revision, "revision"),
+        tenant_id=stored_text(tenant_id, "tenant_id"),
+        session_id=stored_text(session_id, "session_id"),
+        revision=stored_int(revision, "revision"),
         metadata=decode_json_object(metadata_json, "metadata_json"),
-        created_at=_text(created_at, "created_at"),
-        updated_at=_text(updated_at, "updated_at"),
-        last_sequence=_int(last_sequence, "last_sequence"),
+        created_at=stored_text(created_at, "created_at"),
+        updated_at=stored_text(updated_at, "updated_at"),
+        last_sequence=stored_int(last_sequence, "last_sequence"),
     )
 
 
@@ -146,7 +135,7 @@ class SqlSessionStore:
                 raise SessionRevisionConflictError(
                     session_resource(tenant_id, session_id),
                     expected_revision=None,
-                    actual_revision=_int(existing.revision, "revision"),
+                    actual_revision=stored_int(existing.revision, "revision"),
                 )
             conn.execute(
                 _CREATE,
@@ -263,7 +252,9 @@ class SqlSessionStore:
             snap = None
             if after_sequence is None and use_snapshot:
                 snap = sql.newest_snapshot(conn, tenant_id, session_id)
-            start = _int(snap[0], "through_sequence") if snap is not None else after_sequence or 0
+            start = (
+                stored_int(snap[0], "through_sequence") if snap is not None else after_sequence or 0
+            )
             return row, snap, start, sql.tail(conn, tenant_id, session_id, start, cap)
 
         # Decoding happens here, after the transaction: the worker thread only fetches.
@@ -274,9 +265,9 @@ class SqlSessionStore:
             _, revision, state_json, created_at = snap
             snapshot = SessionSnapshot(
                 through_sequence=start,
-                revision=_int(revision, "session_revision"),
+                revision=stored_int(revision, "session_revision"),
                 state=decode_json_object(state_json, "state_json"),
-                created_at=_text(created_at, "created_at"),
+                created_at=stored_text(created_at, "created_at"),
             )
         return SessionLoad(session=record, snapshot=snapshot, items=stored_items(tail, start))
 
