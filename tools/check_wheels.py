@@ -59,7 +59,8 @@ IMPORT_FORBIDDEN: dict[str, tuple[str, ...]] = {
 _PROBE = """
 import importlib, json, sys
 before = set(sys.modules)
-importlib.import_module(sys.argv[1])
+for name in sys.argv[1:]:
+    importlib.import_module(name)
 print(json.dumps(sorted(set(sys.modules) - before)))
 """
 
@@ -100,12 +101,16 @@ def check(wheel: Path, dist: Path, extra: str | None) -> list[str]:
             return [f"{label}: venv failed: {made.stderr.strip()}"]
         python = str(venv / "bin" / "python")
         requirement = f"{wheel}[{extra}]" if extra else str(wheel)
+        # Our wheels keep one version across rebuilds: make uv re-read them from dist instead of
+        # reusing a cached build of the same name and version.
+        refresh = [arg for sibling in MODULES for arg in ("--refresh-package", sibling)]
         installed = _run(
             [
                 *uv,
                 "pip",
                 "install",
                 "-q",
+                *refresh,
                 "--python",
                 python,
                 "--find-links",
@@ -116,7 +121,9 @@ def check(wheel: Path, dist: Path, extra: str | None) -> list[str]:
         )
         if installed.returncode:
             return [f"{label}: install failed:\n{installed.stderr.strip()}"]
-        probe = _run([python, "-I", "-c", _PROBE, module], env=env)
+        # With an extra, the package itself must still import, and so must the extra's module.
+        targets = [module] if extra is None else [MODULES[name], module]
+        probe = _run([python, "-I", "-c", _PROBE, *targets], env=env)
         if probe.returncode:
             return [f"{label}: import {module} failed:\n{probe.stderr.strip()[-2000:]}"]
         problems: list[str] = []
