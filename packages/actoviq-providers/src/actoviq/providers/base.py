@@ -22,6 +22,8 @@ from actoviq.providers.types import ModelCallContext, ModelRequest, ModelRespons
 
 __all__ = ["BaseModelProvider", "PreparedCall", "namespaced_options"]
 
+_RESOLVED_CACHE_LIMIT = 256  # distinct model names remembered per provider (cleared when full)
+
 
 @attrs.frozen(kw_only=True, slots=True)
 class PreparedCall:
@@ -63,6 +65,21 @@ class BaseModelProvider(AsyncCloseable):
         self._default_capabilities = default_capabilities
         self._capabilities_source = capabilities
         self._capability_resolver = capability_resolver
+        # Per-provider caches for prepare(): resolving a model name and its capabilities are pure
+        # functions of the configuration fixed here, so each is computed once. Only used when the
+        # subclass keeps the base resolve()/capabilities() and the capabilities are one immutable
+        # value (no table, no resolver callable: those are asked on every call).
+        cls = type(self)
+        self._resolved_cache: dict[str, ResolvedModel] = {}
+        self._cache_resolve = cls.resolve is BaseModelProvider.resolve
+        fixed = capabilities if capabilities is not None else default_capabilities
+        self._fixed_capabilities: ModelCapabilities | None = (
+            fixed
+            if isinstance(fixed, ModelCapabilities)
+            and capability_resolver is None
+            and cls.capabilities is BaseModelProvider.capabilities
+            else None
+        )
 
     @property
     def id(self) -> str:
@@ -109,15 +126,27 @@ class BaseModelProvider(AsyncCloseable):
     ) -> PreparedCall:
         """Preflight in the reference order: availability, resolve, ownership, capabilities."""
         check_call_available(context)
-        if isinstance(request.model, ResolvedModel):
-            model = request.model
+        ref = request.model
+        if isinstance(ref, ResolvedModel):
+            model = ref
+        elif isinstance(ref, str) and self._cache_resolve:
+            cached = self._resolved_cache.get(ref)
+            if cached is None:
+                cached = await self.resolve(ref)
+                cache = self._resolved_cache
+                if len(cache) >= _RESOLVED_CACHE_LIMIT:
+                    cache.clear()
+                cache[ref] = cached
+            model = cached
         else:
-            model = await self.resolve(request.model)
+            model = await self.resolve(ref)
         if model.provider_id != self._id:
             raise ModelOwnershipError(
                 f"Request model belongs to {model.provider_id}, not provider {self._id}."
             )
-        caps = await self.capabilities(model)
+        caps = self._fixed_capabilities
+        if caps is None:
+            caps = await self.capabilities(model)
         assert_request_capabilities(self._id, model, caps, request, streaming=streaming)
         return PreparedCall(
             model=model, capabilities=caps, request=attrs.evolve(request, model=model)
