@@ -274,9 +274,12 @@ class _ScriptedMapper:
         raise ProviderResponseError("Scripted stream ended without a response.")
 
 
+_ONE_REQUEST = Usage(requests=1)  # frozen, so every unscripted turn may share it
+
+
 def _usage(value: Usage | Mapping[str, object] | None) -> Usage:
     if value is None:
-        return Usage(requests=1)
+        return _ONE_REQUEST
     if isinstance(value, Usage):
         return value
     usage = normalize_usage_delta(value)
