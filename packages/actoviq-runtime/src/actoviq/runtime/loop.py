@@ -154,6 +154,7 @@ class RunExecution:
         self.metadata: JsonObject = state.metadata
         self.digest = state.agent_config_digest
         self.deadline_ms = seed.deadline_ms
+        self.deadline_at = to_iso_ms(self.deadline_ms)  # fixed for the run: formatted once
         self.sequencer = RunEventSequencer(
             state.trace, state.last_event_sequence, ids=parts.ids, clock=parts.clock
         )
@@ -177,7 +178,7 @@ class RunExecution:
             started_at=self.started_at,
             usage=self.usage,
             metadata=self.metadata,
-            deadline_at=to_iso_ms(self.deadline_ms),
+            deadline_at=self.deadline_at,
             session_id=self.session_id,
         )
         self._run_view: RunView | None = None
@@ -230,7 +231,7 @@ class RunExecution:
             status=self.status,
             trace=self.trace,
             started_at=self.started_at,
-            deadline_at=None if interrupted else to_iso_ms(self.deadline_ms),
+            deadline_at=None if interrupted else self.deadline_at,
             remaining_run_ms=remaining,
             turn=self.turn,
             input=tuple(self.input),
