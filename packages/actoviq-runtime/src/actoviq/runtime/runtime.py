@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final, Self, Unpack
@@ -77,6 +76,7 @@ __all__ = ["DEFAULT_MAX_CONCURRENT_RUNS", "AgentInput", "AgentRuntime"]
 
 DEFAULT_MAX_CONCURRENT_RUNS: Final = 64
 _MAX_SAFE: Final = 2**53 - 1
+_new_run_id: Final = RandomIdFactory().event_id  # UUIDv4 text, like str(uuid.uuid4())
 
 AgentInput = str | CanonicalItem | Sequence[CanonicalItem]
 """What a run starts from: text (a user message), one canonical item, or a list of items."""
@@ -264,7 +264,7 @@ class AgentRuntime:
         limits = options.get("limits")
         resolved = resolve_limits(entry, self.default_limits, limits)
         run_id = options.get("run_id")
-        run_id = run_id if run_id is not None else str(uuid.uuid4())
+        run_id = run_id if run_id is not None else _new_run_id()
         if run_id in self._active:
             raise RunAlreadyActiveError(run_id)
         state = fresh_state(agent, entry.digest, run_id, input, options, ids=self._ids)
