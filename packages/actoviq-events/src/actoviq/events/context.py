@@ -243,6 +243,8 @@ class TraceContext:
 
 _CURRENT: ContextVar[TraceContext | None] = ContextVar("actoviq_trace_context", default=None)
 _DEFAULT_IDS = RandomIdFactory()
+_new_context = object.__new__
+_set_context_field = object.__setattr__  # the frozen class's own __setattr__ refuses writes
 
 
 def current_trace_context() -> TraceContext | None:
@@ -270,6 +272,15 @@ def use_trace_context(context: TraceContext) -> Generator[TraceContext]:
 def create_root_trace_context(run_id: str, *, ids: IdFactory | None = None) -> TraceContext:
     """A new trace for a top-level run: fresh trace id and span id, no parent."""
     factory = ids if ids is not None else _DEFAULT_IDS
+    if factory.__class__ is RandomIdFactory and run_id.__class__ is str and run_id.strip():
+        # Our own factory's trace and span ids are valid by construction: skip their checks.
+        context = _new_context(TraceContext)
+        _set_context_field(context, "run_id", run_id)
+        _set_context_field(context, "trace_id", factory.trace_id())
+        _set_context_field(context, "span_id", factory.span_id())
+        _set_context_field(context, "parent_span_id", None)
+        _set_context_field(context, "parent_run_id", None)
+        return context
     return TraceContext(run_id=run_id, trace_id=factory.trace_id(), span_id=factory.span_id())
 
 
