@@ -24,6 +24,26 @@ __all__ = ["BaseModelProvider", "PreparedCall", "namespaced_options"]
 
 _RESOLVED_CACHE_LIMIT = 256  # distinct model names remembered per provider (cleared when full)
 
+# ModelRequest's slot descriptors: a validated request with only ``model`` swapped for a
+# ResolvedModel is copied slot by slot (every field already passed its converter) instead of
+# through attrs.evolve, which re-runs __init__ and every converter.
+_REQUEST_SLOTS: tuple[Any, ...] = tuple(
+    ModelRequest.__dict__[field.name] for field in attrs.fields(ModelRequest)
+)
+_REQUEST_MODEL_SLOT: Any = ModelRequest.__dict__["model"]
+
+
+def _with_model(request: ModelRequest, model: ResolvedModel) -> ModelRequest:
+    if request.model is model:
+        return request
+    if request.__class__ is not ModelRequest:  # a subclass may add fields or checks
+        return attrs.evolve(request, model=model)
+    clone = object.__new__(ModelRequest)
+    for slot in _REQUEST_SLOTS:
+        slot.__set__(clone, slot.__get__(request, ModelRequest))
+    _REQUEST_MODEL_SLOT.__set__(clone, model)
+    return clone
+
 
 @attrs.frozen(kw_only=True, slots=True)
 class PreparedCall:
@@ -148,9 +168,7 @@ class BaseModelProvider(AsyncCloseable):
         if caps is None:
             caps = await self.capabilities(model)
         assert_request_capabilities(self._id, model, caps, request, streaming=streaming)
-        return PreparedCall(
-            model=model, capabilities=caps, request=attrs.evolve(request, model=model)
-        )
+        return PreparedCall(model=model, capabilities=caps, request=_with_model(request, model))
 
     async def generate(
         self, request: ModelRequest, context: ModelCallContext | None = None
