@@ -178,3 +178,16 @@ def test_tool_execution_error_carries_its_failure() -> None:
         "retryable": False,
         "cause": {"type": "OSError", "message": "disk"},
     }
+
+
+def test_iso_now_matches_to_iso_of_the_same_millisecond() -> None:
+    from datetime import UTC, datetime
+
+    from actoviq.core import iso_now
+
+    before = to_iso(datetime.now(UTC))
+    stamp = iso_now()
+    after = to_iso(datetime.now(UTC))
+    assert before <= stamp <= after
+    assert len(stamp) == len("2026-07-11T00:00:00.000Z")
+    assert stamp.endswith("Z")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
@@ -38,9 +39,40 @@ def to_iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
+class _IsoNow:
+    """Formats the wall clock like :func:`to_iso`, cached per millisecond.
+
+    Hot: every run and store write stamps times. The date part is cached per second; tuples are
+    replaced whole, so concurrent callers from threads see a consistent pair.
+    """
+
+    __slots__ = ("_millisecond", "_second")
+
+    def __init__(self) -> None:
+        self._second: tuple[int, str] = (-1, "")
+        self._millisecond: tuple[int, str] = (-1, "")
+
+    def __call__(self) -> str:
+        milliseconds = time.time_ns() // 1_000_000
+        cached = self._millisecond
+        if cached[0] == milliseconds:
+            return cached[1]
+        seconds, fraction = divmod(milliseconds, 1000)
+        second = self._second
+        if second[0] != seconds:
+            second = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(seconds)))
+            self._second = second
+        text = f"{second[1]}{fraction:03d}Z"
+        self._millisecond = (milliseconds, text)
+        return text
+
+
+_iso_now = _IsoNow()
+
+
 def iso_now() -> str:
-    """The current time as :func:`to_iso` writes it."""
-    return to_iso(datetime.now(UTC))
+    """The current time as :func:`to_iso` writes it (``2026-07-11T00:00:00.000Z``)."""
+    return _iso_now()
 
 
 @attrs.define(kw_only=True, slots=True)

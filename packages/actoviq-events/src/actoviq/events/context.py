@@ -11,7 +11,6 @@ Example:
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -20,6 +19,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 import attrs
 
+from actoviq.core import iso_now
 from actoviq.events.errors import EventValidationError
 
 __all__ = [
@@ -136,33 +136,18 @@ class SystemClock:
 
     Besides :meth:`now` it offers :meth:`now_iso`, which the event sequencer uses when the
     clock's ``now`` is not overridden: the same text as ``to_iso(clock.now())`` without building
-    a ``datetime`` (the text is cached per millisecond, its date part per second).
+    a ``datetime`` (``actoviq.core.iso_now``).
     """
 
-    __slots__ = ("_millisecond", "_second")
-
-    def __init__(self) -> None:
-        self._second: tuple[int, str] = (-1, "")
-        self._millisecond: tuple[int, str] = (-1, "")
+    __slots__ = ()
 
     def now(self) -> datetime:
         """``datetime.now(UTC)``."""
         return datetime.now(UTC)
 
     def now_iso(self) -> str:
-        """The current time as ISO-8601 UTC with milliseconds and ``Z`` (like ``to_iso``)."""
-        milliseconds = time.time_ns() // 1_000_000
-        cached = self._millisecond  # tuples are replaced whole: safe across threads
-        if cached[0] == milliseconds:
-            return cached[1]
-        seconds, fraction = divmod(milliseconds, 1000)
-        second = self._second
-        if second[0] != seconds:
-            second = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(seconds)))
-            self._second = second
-        text = f"{second[1]}{fraction:03d}Z"
-        self._millisecond = (milliseconds, text)
-        return text
+        """The current time as ISO-8601 UTC with milliseconds and ``Z`` (core's ``iso_now``)."""
+        return iso_now()
 
 
 class ManualClock:

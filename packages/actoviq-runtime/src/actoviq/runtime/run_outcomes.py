@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from actoviq.core import ActoviqError, Interruption, JsonObject, RunResult
+from actoviq.core import ActoviqError, Interruption, JsonObject, RunResult, iso_now
 from actoviq.events import error_data
-from actoviq.runtime.run_setup import run_now_iso
 
 if TYPE_CHECKING:
     from actoviq.runtime.loop import RunExecution, RunInterrupted
@@ -39,7 +38,7 @@ def run_result(
         items=tuple(run.generated),
         usage=run.usage.snapshot(),
         started_at=run.started_at,
-        completed_at=run_now_iso(),
+        completed_at=iso_now(),
         session_id=run.session_id,
         metadata=run.metadata,
         interruptions=tuple(interruptions),

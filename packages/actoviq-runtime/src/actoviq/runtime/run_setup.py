@@ -24,10 +24,10 @@ from actoviq.core import (
     TextItem,
     empty_usage,
     find_json_violation,
+    iso_now,
 )
 from actoviq.events import (
     IdFactory,
-    SystemClock,
     TraceContext,
     create_child_trace_context,
     create_root_trace_context,
@@ -42,12 +42,9 @@ __all__ = [
     "consume_task",
     "fresh_state",
     "normalize_input",
-    "run_now_iso",
     "run_trace",
 ]
 
-run_now_iso: Final = SystemClock().now_iso
-"""The wall-clock time as ``iso_now()`` writes it, formatted once per millisecond (run stamps)."""
 
 _KNOWN_ITEMS: Final = (*ITEM_TYPES.values(), PreservedItem)
 
@@ -152,7 +149,7 @@ def fresh_state(
         agent_config_digest=digest,
         status="running",
         trace=run_trace(run_id, options.get("parent_run_id"), options.get("parent_trace"), ids=ids),
-        started_at=run_now_iso(),
+        started_at=iso_now(),
         turn=0,
         input=tuple(items),
         transcript=(),
