@@ -158,18 +158,29 @@ class Database:
                 return await _mapped(conn.run_sync(work))
         return await self._in_thread(_transaction, self._thread_engine, work)
 
-    async def run_journal_write(self, work: Callable[[Any], T]) -> T:
+    async def run_journal_write(
+        self, work: Callable[[Any], T], *, on_commit: Callable[[T], None] | None = None
+    ) -> T:
         """Like :meth:`run_write`, for the session journal's hot path (:attr:`journal_sql`).
 
         On a SQLite file ``work`` gets the pooled ``sqlite3.Connection`` itself: the transaction
         is ``BEGIN IMMEDIATE`` … ``COMMIT`` issued here, under the same in-process writer lock,
         without a SQLAlchemy ``Connection``. Elsewhere it gets a ``Connection`` (:meth:`run_write`).
+
+        ``on_commit(result)`` runs once after a successful ``COMMIT`` and before the in-process
+        writer lock is released (never after a rollback); it must not raise or await.
         """
         if self._thread_engine is None:
-            return await self.run_write(work)
+            result = await self.run_write(work)
+            if on_commit is not None:
+                on_commit(result)
+            return result
         assert self._write_lock is not None
         async with self._write_lock:
-            return await self._in_thread(_driver_transaction, self._thread_engine, work, True)
+            result = await self._in_thread(_driver_transaction, self._thread_engine, work, True)
+            if on_commit is not None:
+                on_commit(result)
+            return result
 
     async def run_journal_read(self, work: Callable[[Any], T]) -> T:
         """Like :meth:`run_read` (a deferred ``BEGIN`` on a SQLite file); see above."""
