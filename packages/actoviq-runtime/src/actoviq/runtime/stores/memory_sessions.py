@@ -43,7 +43,7 @@ __all__ = ["InMemorySessionStore"]
 
 def _copy_items(items: Sequence[StoredSessionItem]) -> tuple[StoredSessionItem, ...]:
     return tuple(
-        attrs.evolve(item, payload=require_json_object(item.payload, "payload")) for item in items
+        item._replace(payload=require_json_object(item.payload, "payload")) for item in items
     )
 
 

@@ -1,5 +1,9 @@
 """The values store protocols take and return (frozen attrs classes; JSON payloads are plain JSON).
 
+The two journal-entry records, :class:`NewSessionItem` and :class:`StoredSessionItem`, are
+``NamedTuple``s instead: a session load builds one per stored item (100k for a long session), and a
+tuple is built three times faster than a frozen attrs instance. They are immutable all the same.
+
 Revisions are safe integers ``>= 0``; timestamps are ISO-8601 UTC strings with milliseconds and
 a ``Z`` suffix (:func:`actoviq.core.iso_now`). Every returned value is a private copy: mutating it
 never changes what the store holds.
@@ -7,7 +11,7 @@ never changes what the store holds.
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
 import attrs
 
@@ -57,9 +61,8 @@ class SessionRecord:
     last_sequence: int
 
 
-@attrs.frozen(kw_only=True)
-class NewSessionItem:
-    """One journal entry to append.
+class NewSessionItem(NamedTuple):
+    """One journal entry to append (build it with keywords).
 
     Attributes:
         item_id: unique within the session; re-appending the same ids with identical content is a
@@ -75,8 +78,7 @@ class NewSessionItem:
     created_at: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class StoredSessionItem:
+class StoredSessionItem(NamedTuple):
     """One journal entry as stored, with its 1-based sequence."""
 
     sequence: int
