@@ -52,15 +52,26 @@ class SqliteStorage:
 
     @classmethod
     async def open(
-        cls, target: str | Path, *, busy_timeout_ms: int = 5000, echo: bool = False
+        cls,
+        target: str | Path,
+        *,
+        busy_timeout_ms: int = 5000,
+        echo: bool = False,
+        inline_transactions: bool = True,
     ) -> SqliteStorage:
         """Open (and create or upgrade) the database at ``target``.
 
         Args:
             target: a file path (parent directories are created), ``":memory:"``, or a URL
                 containing ``://`` (``sqlite+aiosqlite://…`` or ``postgresql+asyncpg://…``).
-            busy_timeout_ms: how long a SQLite writer waits for the lock.
+            busy_timeout_ms: how long a SQLite writer waits for the lock (always on a worker
+                thread, never on the event loop).
             echo: log SQL statements (debugging).
+            inline_transactions: on a SQLite file, run the small session-journal transactions
+                (appends, loads) on the event loop's thread when they cannot block: WAL reads,
+                and writes while no other process holds the write lock (otherwise they move to a
+                worker thread). ``False`` runs every transaction on a worker thread. No effect on
+                ``":memory:"`` or PostgreSQL.
 
         Raises:
             StorageUnavailableError: the driver is missing or the database cannot be opened.
@@ -73,7 +84,10 @@ class SqliteStorage:
             raise StorageUnavailableError("SQLAlchemy is not installed.", cause=error) from error
         text = str(target)
         url = text if "://" in text else sqlite_url(text)
-        return cls(await open_database(url, busy_timeout_ms=busy_timeout_ms, echo=echo))
+        database = await open_database(
+            url, busy_timeout_ms=busy_timeout_ms, echo=echo, inline=inline_transactions
+        )
+        return cls(database)
 
     @property
     def dialect(self) -> str:
