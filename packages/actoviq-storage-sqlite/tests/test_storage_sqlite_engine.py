@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -24,7 +25,7 @@ from actoviq.storage.sqlite import SqliteStorage, StorageSchemaError
 from actoviq.storage.sqlite._journal_sql import (
     CoreJournalSql,
     DriverJournalSql,
-    ItemRow,
+    TurnInsert,
 )
 
 T = "default"
@@ -86,8 +87,8 @@ async def test_reopen_is_idempotent_and_newer_schema_is_refused(tmp_path: Path) 
     from actoviq.storage.sqlite._engine import _upgrade_sync  # pyright: ignore[reportPrivateUsage]
 
     async with await SqliteStorage.open(":memory:") as storage, storage.database.write() as conn:
-        await conn.execute(text("UPDATE storage_v2_schema SET version = 2"))
-        with pytest.raises(StorageSchemaError, match="schema version 2"):
+        await conn.execute(text("UPDATE storage_v2_schema SET version = 3"))
+        with pytest.raises(StorageSchemaError, match="schema version 3"):
             await conn.run_sync(_upgrade_sync)
 
 
@@ -99,60 +100,149 @@ def _indexes(conn: Connection) -> set[str]:
     return {str(row[0]) for row in rows}
 
 
-async def test_a_database_created_at_0001_is_upgraded_to_0002(tmp_path: Path) -> None:
+def _tables(conn: Connection) -> set[str]:
+    rows = conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'table'")
+    return {str(row[0]) for row in rows}
+
+
+_V1_ITEMS = [
+    ("s", 1, "a", "text", '{"type":"text","text":"a"}', "2026-01-01T00:00:00.000Z"),
+    ("s", 2, "b", "tool_call", '{"args":[1,2.5]}', "2026-01-01T00:00:01.000Z"),
+    ("s", 3, "c", "text", '{"type":"text","text":"c"}', "2026-01-01T00:00:01.000Z"),
+    ("t", 1, "a", "text", '{"type":"text","text":"other session"}', "2026-01-01T00:00:00.000Z"),
+]
+
+
+def _v1_database(db: Path, target: str) -> None:
+    """A database at Alembic revision ``target`` (0001 or 0002) holding :data:`_V1_ITEMS`."""
     from alembic import command
 
-    from actoviq.storage.sqlite._engine import (
-        SHIPPED_REVISIONS,
-        _alembic_config,  # pyright: ignore[reportPrivateUsage]
-        known_revisions,
-    )
+    from actoviq.storage.sqlite._engine import _alembic_config  # pyright: ignore[reportPrivateUsage]
 
-    db = tmp_path / "old.db"
     engine = create_engine(f"sqlite:///{db}")
     with engine.begin() as conn:
         config = _alembic_config()
         config.attributes["connection"] = conn
-        command.upgrade(config, "0001")
+        command.upgrade(config, target)
+        for session, last in (("s", 3), ("t", 1)):
+            conn.exec_driver_sql(
+                "INSERT INTO storage_v2_sessions VALUES (?, ?, 1, '{}', "
+                "'2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', ?)",
+                (T, session, last),
+            )
+        for row in _V1_ITEMS:
+            conn.exec_driver_sql(
+                "INSERT INTO storage_v2_session_items VALUES (?, ?, ?, ?, ?, ?, ?)", (T, *row)
+            )
+    engine.dispose()
+
+
+async def test_a_version_1_database_is_upgraded_to_turns(tmp_path: Path) -> None:
+    from actoviq.storage.sqlite._engine import SHIPPED_REVISIONS, known_revisions
+
+    db = tmp_path / "old.db"
+    _v1_database(db, "0001")
+    engine = create_engine(f"sqlite:///{db}")
+    with engine.connect() as conn:
         assert "storage_v2_session_items_tail" in _indexes(conn)
-        conn.exec_driver_sql(
-            "INSERT INTO storage_v2_sessions VALUES "
-            "('default', 's', 1, '{}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', 1)"
-        )
-        conn.exec_driver_sql(
-            "INSERT INTO storage_v2_session_items VALUES ('default', 's', 1, 'a', 'text', "
-            '\'{"type":"text","text":"a"}\', \'2026-01-01T00:00:00.000Z\')'
-        )
     engine.dispose()
     assert known_revisions() == (set(SHIPPED_REVISIONS), SHIPPED_REVISIONS[-1])
-    assert SHIPPED_REVISIONS[-1] == "0002"
+    assert SHIPPED_REVISIONS[-1] == "0003"
     async with await SqliteStorage.open(db) as storage:
         async with storage.database.read() as conn:
             version = (await conn.execute(text("SELECT version_num FROM alembic_version"))).all()
-            indexes = await conn.run_sync(_indexes)
-        assert [row[0] for row in version] == ["0002"]
-        assert "storage_v2_session_items_tail" not in indexes
-        loaded = await storage.sessions.load(tenant_id=T, session_id="s")
-        assert [(i.sequence, i.item_id, i.payload) for i in loaded.items] == [
-            (1, "a", {"type": "text", "text": "a"})
+            marker = (await conn.execute(text("SELECT version FROM storage_v2_schema"))).all()
+            tables = await conn.run_sync(_tables)
+            turns = (
+                await conn.execute(
+                    text(
+                        "SELECT session_id, first_sequence, last_sequence, kinds_json, "
+                        "item_created_at_json FROM storage_v2_session_turns ORDER BY session_id"
+                    )
+                )
+            ).all()
+        assert [row[0] for row in version] == ["0003"]
+        assert [row[0] for row in marker] == [2]
+        assert "storage_v2_session_items" not in tables
+        assert [tuple(row) for row in turns] == [
+            (
+                "s",
+                1,
+                3,
+                '["text","tool_call","text"]',
+                json.dumps([r[5] for r in _V1_ITEMS[:3]], separators=(",", ":")),
+            ),
+            ("t", 1, 1, '"text"', None),
         ]
-        record = await storage.sessions.append(
-            tenant_id=T, session_id="s", expected_revision=1, items=_items("b")
+        loaded = await storage.sessions.load(tenant_id=T, session_id="s")
+        assert [
+            (
+                i.sequence,
+                i.item_id,
+                i.kind,
+                json.dumps(i.payload, separators=(",", ":")),
+                i.created_at,
+            )
+            for i in loaded.items
+        ] == [row[1:] for row in _V1_ITEMS[:3]]
+        # Ids from before the upgrade still count: a clash is refused, a replay is a no-op.
+        with pytest.raises(StorageDataError, match="already exist with different content"):
+            await storage.sessions.append(
+                tenant_id=T, session_id="s", expected_revision=1, items=_items("b")
+            )
+        replay = await storage.sessions.append(
+            tenant_id=T,
+            session_id="s",
+            expected_revision=0,
+            items=[NewSessionItem(item_id="a", kind="text", payload={"type": "text", "text": "a"})],
         )
-        assert (record.revision, record.last_sequence) == (2, 2)
-    # Re-opening at head is a no-op; tail reads still use the primary key.
+        assert (replay.revision, replay.last_sequence) == (1, 3)
+        record = await storage.sessions.append(
+            tenant_id=T, session_id="s", expected_revision=1, items=_items("d")
+        )
+        assert (record.revision, record.last_sequence) == (2, 4)
+    # Re-opening at head is a no-op; turn reads use the primary key.
     async with await SqliteStorage.open(db) as storage:
         async with storage.database.read() as conn:
             plan = (
                 await conn.execute(
                     text(
-                        "EXPLAIN QUERY PLAN SELECT * FROM storage_v2_session_items "
-                        "WHERE tenant_id = 'default' AND session_id = 's' AND sequence > 1 "
-                        "ORDER BY sequence"
+                        "EXPLAIN QUERY PLAN SELECT * FROM storage_v2_session_turns "
+                        "WHERE tenant_id = 'default' AND session_id = 's' AND last_sequence > 1 "
+                        "ORDER BY last_sequence"
                     )
                 )
             ).all()
-        assert any("sqlite_autoindex_storage_v2_session_items_1" in str(row[-1]) for row in plan)
+        assert any("sqlite_autoindex_storage_v2_session_turns_1" in str(row[-1]) for row in plan)
+        loaded = await storage.sessions.load(tenant_id=T, session_id="s")
+        assert [i.item_id for i in loaded.items] == ["a", "b", "c", "d"]
+
+
+async def test_the_turns_upgrade_downgrades_back_to_the_items(tmp_path: Path) -> None:
+    from alembic import command
+
+    from actoviq.storage.sqlite._engine import _alembic_config  # pyright: ignore[reportPrivateUsage]
+
+    db = tmp_path / "down.db"
+    _v1_database(db, "0002")
+    async with await SqliteStorage.open(db):
+        pass
+    engine = create_engine(f"sqlite:///{db}")
+    with engine.begin() as conn:
+        config = _alembic_config()
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0002")
+        rows = conn.exec_driver_sql(
+            "SELECT session_id, sequence, item_id, kind, payload_json, created_at "
+            "FROM storage_v2_session_items ORDER BY session_id, sequence"
+        ).all()
+        marker = conn.exec_driver_sql("SELECT version FROM storage_v2_schema").scalar_one()
+        assert "storage_v2_session_turns" not in _tables(conn)
+        columns = [r[1] for r in conn.exec_driver_sql("PRAGMA table_info(storage_v2_sessions)")]
+    engine.dispose()
+    assert [tuple(r) for r in rows] == _V1_ITEMS
+    assert marker == 1
+    assert "incarnation" not in columns
 
 
 def test_opening_a_database_at_head_does_not_import_alembic(tmp_path: Path) -> None:
@@ -189,17 +279,16 @@ async def test_failed_item_insert_rolls_back_and_propagates_unchanged(
     async with await SqliteStorage.open(tmp_path / "f.db") as storage:
         await storage.sessions.create(tenant_id=T, session_id="s")
         state = {"armed": True}
-        real_insert = DriverJournalSql.insert_items
+        real_insert = DriverJournalSql.insert_turn
 
-        def fail_items(self: DriverJournalSql, conn: Any, rows: list[ItemRow]) -> None:
-            # The first row really goes in, then the "disk" fails: all of it must roll back.
-            real_insert(self, conn, rows[:1])
+        def fail_turn(self: DriverJournalSql, conn: Any, row: TurnInsert) -> None:
+            # The row really goes in, then the "disk" fails: all of it must roll back.
+            real_insert(self, conn, row)
             if state["armed"]:
                 raise DiskFull("disk full")
-            real_insert(self, conn, rows[1:])
 
         assert isinstance(storage.database.journal_sql, DriverJournalSql)
-        monkeypatch.setattr(DriverJournalSql, "insert_items", fail_items)
+        monkeypatch.setattr(DriverJournalSql, "insert_turn", fail_turn)
         with pytest.raises(DiskFull) as caught:
             await storage.sessions.append(
                 tenant_id=T, session_id="s", expected_revision=0, items=_items("a", "b")
@@ -224,7 +313,7 @@ async def test_failed_core_insert_rolls_back_and_propagates_unchanged() -> None:
         state = {"armed": True}
 
         def fail_items(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-            if state["armed"] and statement.startswith("INSERT INTO storage_v2_session_items"):
+            if state["armed"] and statement.startswith("INSERT INTO storage_v2_session_turns"):
                 raise DiskFull("disk full")
 
         event.listen(storage.database.session_engine, "before_cursor_execute", fail_items)
@@ -278,7 +367,7 @@ async def test_journal_rows_are_append_only(tmp_path: Path) -> None:
         )
         with pytest.raises(Exception, match="append-only"):
             async with storage.database.write() as conn:
-                await conn.execute(text("UPDATE storage_v2_session_items SET kind = 'x'"))
+                await conn.execute(text("UPDATE storage_v2_session_turns SET kinds_json = '\"x\"'"))
 
 
 @pytest.mark.slow
@@ -302,6 +391,8 @@ def test_wheel_ships_the_migrations(tmp_path: Path) -> None:
         base + "script.py.mako",
         base + "versions/0001_initial.py",
         base + "versions/0002_drop_tail_index.py",
+        base + "versions/0003_session_turns.py",
+        base + "schema_v1.py",
     } <= names
     assert "actoviq/__init__.py" not in names
     assert "actoviq/storage/__init__.py" not in names
@@ -309,16 +400,17 @@ def test_wheel_ships_the_migrations(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("payload_json", "message"),
+    ("payloads_json", "message"),
     [
-        ('{"a":1},{"b":2}', "not valid JSON"),  # would add an element to a bulk parse
-        ('{"a":NaN}', "not valid JSON"),
-        ('{"a":1e400}', "non-finite number"),  # overflows to inf without a NaN literal
-        ("[1]", "must be a JSON object"),
+        ('[{"a":1}],[{"b":2}]', "not valid JSON"),  # would add an element to a bulk parse
+        ('[{"a":NaN}]', "not valid JSON"),
+        ('[{"a":1e400}]', "non-finite number"),  # overflows to inf without a NaN literal
+        ("[[1]]", "the turn's payload objects"),
+        ('[{"a":1},{"b":2}]', "the turn's payload objects"),  # two payloads for one item
     ],
 )
 async def test_corrupt_journal_payload_fails_closed(
-    tmp_path: Path, payload_json: str, message: str
+    tmp_path: Path, payloads_json: str, message: str
 ) -> None:
     async with await SqliteStorage.open(tmp_path / "j.db") as storage:
         await storage.sessions.create(tenant_id=T, session_id="s")
@@ -328,12 +420,13 @@ async def test_corrupt_journal_payload_fails_closed(
         async with storage.database.write() as conn:
             await conn.execute(
                 text(
-                    "INSERT INTO storage_v2_session_items VALUES "
-                    "(:t, 's', 3, 'c', 'text', :p, '2026-01-01T00:00:00.000Z')"
+                    "INSERT INTO storage_v2_session_turns VALUES "
+                    "(:t, 's', 3, 3, '2026-01-01T00:00:00.000Z', '[\"c\"]', '\"text\"', NULL, :p)"
                 ),
-                {"t": T, "p": payload_json},
+                {"t": T, "p": payloads_json},
             )
-        # StorageDataError (STORAGE_DATA_INVALID) from the per-row fallback of the bulk decode.
+            await conn.execute(text("UPDATE storage_v2_sessions SET last_sequence = 3"))
+        # StorageDataError (STORAGE_DATA_INVALID): the corrupt turn is never skipped.
         with pytest.raises(StorageDataError, match=message):
             await storage.sessions.load(tenant_id=T, session_id="s")
         good = await storage.sessions.load(tenant_id=T, session_id="s", limit=2)
@@ -341,3 +434,16 @@ async def test_corrupt_journal_payload_fails_closed(
             {"type": "text", "text": "a"},
             {"type": "text", "text": "b"},
         ]
+
+
+async def test_a_missing_turn_fails_closed(tmp_path: Path) -> None:
+    async with await SqliteStorage.open(tmp_path / "m.db") as storage:
+        await storage.sessions.create(tenant_id=T, session_id="s")
+        await storage.sessions.append(
+            tenant_id=T, session_id="s", expected_revision=0, items=_items("a")
+        )
+        async with storage.database.write() as conn:
+            await conn.execute(text("UPDATE storage_v2_sessions SET last_sequence = 2"))
+        # StorageDataError: the session row promises an item no turn holds.
+        with pytest.raises(StorageDataError, match="missing turns"):
+            await storage.sessions.load(tenant_id=T, session_id="s")

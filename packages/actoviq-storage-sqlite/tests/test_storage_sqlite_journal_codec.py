@@ -1,4 +1,4 @@
-"""The journal's one-pass codecs equal the shared strict rules (hypothesis property tests)."""
+"""The journal's turn codecs equal the shared strict rules (hypothesis property tests)."""
 
 from __future__ import annotations
 
@@ -7,18 +7,20 @@ import enum
 import json
 from typing import Any, cast
 
-import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from actoviq.core import JsonObject, find_json_violation
 from actoviq.runtime import StorageDataError
-from actoviq.runtime.stores import StoredSessionItem
+from actoviq.runtime.stores import NewSessionItem, StoredSessionItem
+from actoviq.runtime.stores.rules import check_append_items
 from actoviq.runtime.stores.validation import dump_json, require_json_object
 from actoviq.storage.sqlite._journal import (
+    decode_id_rows,
+    decode_turns,
     dump_json_object,
-    stored_items,
+    prepare_turn,
 )
 
 
@@ -158,45 +160,136 @@ def test_non_objects_are_refused() -> None:
             dump_json_object(value, "payload")
 
 
-def test_stored_items_equal_the_constructed_records() -> None:
-    rows = [
-        (1, "a", "text", '{"type":"text","text":"a"}', "2026-01-01T00:00:00.000Z"),
-        (2, "b", "tool_call", '{"args":[1,2.5,null,true]}', "2026-01-01T00:00:01.000Z"),
-    ]
-    items = stored_items(rows, 0)
-    expected = (
-        StoredSessionItem(
-            sequence=1,
-            item_id="a",
-            kind="text",
-            payload={"type": "text", "text": "a"},
-            created_at="2026-01-01T00:00:00.000Z",
-        ),
-        StoredSessionItem(
-            sequence=2,
-            item_id="b",
-            kind="tool_call",
-            payload={"args": [1, 2.5, None, True]},
-            created_at="2026-01-01T00:00:01.000Z",
-        ),
+STAMP = "2026-01-01T00:00:00.000Z"
+
+
+def _reference_turn(items: list[NewSessionItem]) -> tuple[str, object]:
+    """The shared rules item by item: ("ok", (ids, kinds, payload texts, created)) or an error."""
+    try:
+        prepared = check_append_items(items, STAMP, require_json_object)
+    except StorageDataError as error:
+        return "error", str(error)
+    return "ok", (
+        [item[0] for item in prepared],
+        [item[1] for item in prepared],
+        [dump_json(item[2]) for item in prepared],
+        [item[3] or STAMP for item in prepared],
     )
-    assert items == expected
-    assert [repr(item) for item in items] == [repr(item) for item in expected]
-    with pytest.raises(attrs.exceptions.FrozenInstanceError):
-        items[0].kind = "other"  # type: ignore[misc]
+
+
+def _fast_turn(items: list[NewSessionItem]) -> tuple[str, object]:
+    try:
+        turn = prepare_turn(items, STAMP)
+    except StorageDataError as error:
+        return "error", str(error)
+    texts = [dump_json(payload) for payload in json.loads(turn.payloads_json)]
+    return "ok", (turn.ids, turn.kinds, texts, turn.created)
+
+
+_ids = st.sampled_from(["a", "b", "c", "", "d"])
+_new_items = st.lists(
+    st.builds(
+        NewSessionItem,
+        item_id=_ids,
+        kind=st.sampled_from(["text", "tool_call", ""]),
+        payload=objects | valid,
+        created_at=st.none() | st.sampled_from(["2026-02-02T00:00:00.000Z", ""]),
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_new_items)
+def test_a_turn_is_prepared_exactly_as_the_shared_rules_check_it(
+    items: list[NewSessionItem],
+) -> None:
+    assert _fast_turn(items) == _reference_turn(items)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.dictionaries(st.text(max_size=4), valid, max_size=4), st.booleans()),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_prepared_turns_decode_to_the_same_items(rows: list[tuple[dict[str, Any], bool]]) -> None:
+    items = [
+        NewSessionItem(
+            item_id=f"i{n}",
+            kind="text" if n % 2 else "tool_call",
+            payload=payload,
+            created_at="2026-03-03T00:00:00.000Z" if own_stamp else None,
+        )
+        for n, (payload, own_stamp) in enumerate(rows)
+    ]
+    turn = prepare_turn(items, STAMP)
+    first = 5
+    row = (
+        first,
+        first + len(items) - 1,
+        STAMP,
+        turn.ids_json,
+        turn.kinds_json,
+        turn.created_json,
+        turn.payloads_json,
+    )
+    decoded = decode_turns([row], first - 1, None)
+    assert decoded == tuple(
+        StoredSessionItem(
+            sequence=first + n,
+            item_id=item.item_id,
+            kind=item.kind,
+            payload=item.payload,
+            created_at=item.created_at or STAMP,
+        )
+        for n, item in enumerate(items)
+    )
+    # A window inside the turn: only the items after ``after`` and up to ``end``.
+    window = decode_turns([row], first, first + 1)
+    assert [item.sequence for item in window] == [
+        s for s in (first + 1,) if s <= first + len(items) - 1
+    ]
+    assert decode_id_rows([(row[0], row[1], row[3])]) == [(first, [i.item_id for i in items])]
+
+
+def _turn(first: int, ids: list[str], payloads: str | None = None) -> tuple[Any, ...]:
+    body = payloads if payloads is not None else "[" + ",".join("{}" for _ in ids) + "]"
+    return (first, first + len(ids) - 1, STAMP, json.dumps(ids), '"text"', None, body)
+
+
+def test_records_are_immutable_tuples() -> None:
+    [item] = decode_turns([_turn(1, ["a"])], 0, None)
+    assert item == StoredSessionItem(
+        sequence=1, item_id="a", kind="text", payload={}, created_at=STAMP
+    )
+    with pytest.raises(AttributeError):
+        item.kind = "other"  # type: ignore[misc]
 
 
 @pytest.mark.parametrize(
-    ("row", "message"),
+    ("rows", "message"),
     [
-        ((1, "a", "text", "{}", None), "stored created_at must be text"),
-        ((True, "a", "text", "{}", "t"), "stored sequence must be an integer"),
-        ((1, 7, "text", "{}", "t"), "stored item_id must be text"),
-        ((0, "a", "text", "{}", "t"), "non-negative safe integer"),
-        ((1, "a", "text", b"{}", "t"), "payload_json must be stored as text"),
+        ([(1, 1, None, '["a"]', '"text"', None, "[{}]")], "stored created_at must be text"),
+        ([(True, 1, STAMP, '["a"]', '"text"', None, "[{}]")], "first_sequence must be an integer"),
+        ([(1, 1, STAMP, b'["a"]', '"text"', None, "[{}]")], "item_ids_json must be text"),
+        ([_turn(2, ["a"])], "does not continue the journal"),
+        ([_turn(1, ["a"]), _turn(3, ["b"])], "gap or overlap"),
+        ([_turn(1, ["a", "b"]), _turn(2, ["c"])], "gap or overlap"),
+        ([_turn(1, ["a"], "[{},{}]")], "the turn's payload objects"),
+        ([_turn(1, ["a"], "[[1]]")], "the turn's payload objects"),
+        ([_turn(1, ["a"], '[{"a":NaN}]')], "not valid JSON"),
+        ([_turn(1, ["a"], '[{"a":1e400}]')], "non-finite number"),
+        ([_turn(1, ["a"], "[{}],[{}]")], "not valid JSON"),  # would add a value to a bulk parse
+        ([(1, 1, STAMP, '["a","b"]', '"text"', None, "[{}]")], "the turn's item ids"),
+        ([(1, 1, STAMP, "[1]", '"text"', None, "[{}]")], "the turn's item ids"),
+        ([(1, 1, STAMP, '["a"]', "7", None, "[{}]")], "the turn's kinds"),
+        ([(1, 1, STAMP, '["a"]', '"text"', '["x","y"]', "[{}]")], "the turn's timestamps"),
     ],
 )
-def test_corrupt_columns_fail_closed(row: tuple[Any, ...], message: str) -> None:
-    good = (2, "b", "text", "{}", "t")
+def test_corrupt_turns_fail_closed(rows: list[tuple[Any, ...]], message: str) -> None:
+    # StorageDataError (STORAGE_DATA_INVALID): a corrupt row is never read as a shorter journal.
     with pytest.raises(StorageDataError, match=message):
-        stored_items([row, good] if row[0] != 0 else [row], 0)
+        decode_turns(rows, 0, None)

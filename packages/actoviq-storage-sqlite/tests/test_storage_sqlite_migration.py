@@ -160,7 +160,7 @@ async def test_cutover_verify_rerun_and_rollback(storage: SqliteStorage, tmp_pat
 
     async with storage.database.write() as conn:
         with pytest.raises(Exception, match="append-only"):
-            await conn.execute(text("DELETE FROM storage_v2_session_items"))
+            await conn.execute(text("DELETE FROM storage_v2_session_turns"))
 
 
 async def test_rollback_refuses_sessions_changed_after_migration(

@@ -49,6 +49,7 @@ from actoviq.runtime.stores.records import (
     SessionLoad,
     SessionRecord,
     SessionSnapshot,
+    StoredItems,
     StoredSessionItem,
 )
 
@@ -87,6 +88,7 @@ __all__ = [
     "StorageUnavailableError",
     "StoreRunCheckpointAdapter",
     "StoreRuntimeSessionAdapter",
+    "StoredItems",
     "StoredSessionItem",
     "parse_session_revision",
 ]

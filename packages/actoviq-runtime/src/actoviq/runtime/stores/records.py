@@ -11,7 +11,9 @@ never changes what the store holds.
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple, TypeAlias
+from collections.abc import Iterator, Sequence
+from itertools import repeat
+from typing import Any, Literal, NamedTuple, TypeAlias, cast, overload
 
 import attrs
 
@@ -30,6 +32,7 @@ __all__ = [
     "SessionLoad",
     "SessionRecord",
     "SessionSnapshot",
+    "StoredItems",
     "StoredSessionItem",
 ]
 
@@ -98,13 +101,132 @@ class SessionSnapshot:
     created_at: str
 
 
+_NEW_RECORD = cast(
+    "Any",
+    tuple.__new__,  # pyright: ignore[reportUnknownMemberType]
+)
+
+
+class StoredItems(Sequence[StoredSessionItem]):
+    """Journal entries held as columns; each :class:`StoredSessionItem` is built when read.
+
+    A long session load returns tens of thousands of entries. Holding them as five columns (a
+    sequence range and four tuples) instead of one record object each makes the load cheaper and,
+    above all, leaves nothing for the garbage collector to track: 100k record tuples kept alive
+    would make every later full collection of the process walk them. Indexing, slicing and
+    iteration build records on the fly (iteration in C); the columns are there for bulk readers.
+
+    It compares equal to any sequence of the same records (a ``tuple`` of them included).
+    """
+
+    __slots__ = ("_created_at", "_item_ids", "_kinds", "_payloads", "_sequences")
+
+    def __init__(
+        self,
+        *,
+        first_sequence: int,
+        item_ids: Sequence[str],
+        kinds: Sequence[str],
+        payloads: Sequence[JsonObject],
+        created_at: Sequence[str],
+    ) -> None:
+        count = len(item_ids)
+        if not len(kinds) == len(payloads) == len(created_at) == count:
+            raise ValueError("StoredItems columns must have the same length")
+        self._sequences = range(first_sequence, first_sequence + count)
+        self._item_ids = tuple(item_ids)
+        self._kinds = tuple(kinds)
+        self._payloads = tuple(payloads)
+        self._created_at = tuple(created_at)
+
+    @property
+    def sequences(self) -> range:
+        """The entries' sequences (consecutive)."""
+        return self._sequences
+
+    @property
+    def item_ids(self) -> tuple[str, ...]:
+        """The entries' ids, in order."""
+        return self._item_ids
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The entries' kinds, in order."""
+        return self._kinds
+
+    @property
+    def payloads(self) -> tuple[JsonObject, ...]:
+        """The entries' payloads, in order (this load's private copies)."""
+        return self._payloads
+
+    @property
+    def created_at(self) -> tuple[str, ...]:
+        """The entries' timestamps, in order."""
+        return self._created_at
+
+    def __len__(self) -> int:
+        return len(self._item_ids)
+
+    @overload
+    def __getitem__(self, index: int) -> StoredSessionItem: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[StoredSessionItem, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> StoredSessionItem | tuple[StoredSessionItem, ...]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        return StoredSessionItem(
+            self._sequences[index],
+            self._item_ids[index],
+            self._kinds[index],
+            self._payloads[index],
+            self._created_at[index],
+        )
+
+    def __iter__(self) -> Iterator[StoredSessionItem]:
+        columns = zip(
+            self._sequences,
+            self._item_ids,
+            self._kinds,
+            self._payloads,
+            self._created_at,
+            strict=True,
+        )
+        return cast(
+            Iterator[StoredSessionItem], map(_NEW_RECORD, repeat(StoredSessionItem), columns)
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StoredItems):
+            return (
+                self._sequences == other._sequences
+                and self._item_ids == other._item_ids
+                and self._kinds == other._kinds
+                and self._payloads == other._payloads
+                and self._created_at == other._created_at
+            )
+        if isinstance(other, Sequence):
+            return tuple(self) == tuple(cast(Sequence[object], other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # payloads are dicts
+
+    def __repr__(self) -> str:
+        return f"StoredItems({tuple(self)!r})"
+
+
 @attrs.frozen(kw_only=True)
 class SessionLoad:
-    """A consistent read: the session row, the newest snapshot (if used) and the tail after it."""
+    """A consistent read: the session row, the newest snapshot (if used) and the tail after it.
+
+    ``items`` is a sequence of :class:`StoredSessionItem` (the SQL stores return
+    :class:`StoredItems`, whose columns build records only when read).
+    """
 
     session: SessionRecord
     snapshot: SessionSnapshot | None
-    items: tuple[StoredSessionItem, ...]
+    items: Sequence[StoredSessionItem]
 
 
 @attrs.frozen(kw_only=True)

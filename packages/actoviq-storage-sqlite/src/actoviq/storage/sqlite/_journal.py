@@ -1,69 +1,70 @@
-"""Bulk codecs of the session journal: validate-and-dump on append, decode-in-bulk on load.
+"""Codecs of the session journal: one append becomes one turn row, a load decodes turns in bulk.
 
-Kept apart from the SQL so the rules are readable on their own. An append is checked by the
-runtime's shared ``check_append_items`` (the rules of ``prepare_append``) and loads match
-``decode_json_object`` message for message, without their per-item deep copies: an append only
-needs the JSON text, and ``json.loads`` already returns fresh objects.
+A turn row (``_tables.session_turns``) holds one append: its item ids, kinds and payloads as
+JSON arrays (``kinds_json`` is one JSON string when every item has the same kind, and
+``item_created_at_json`` is NULL when every item has the append's ``created_at``).
 
-Append: each payload is serialised by the C JSON encoder first (``allow_nan=False`` refuses
-non-finite floats, ``check_circular`` refuses cycles, unknown types raise); what the encoder
-accepts but strict JSON does not (tuples, ``str``/``int``/``float``/``dict``/``list`` subclasses,
-non-``str`` keys) is then refused by an exact-type pass over the now known acyclic value, which
-checks whole containers with ``set(map(type, ...))`` instead of one Python step per node. Anything
-refused goes through the shared strict validator, so the error is the shared one. The property
-test ``test_storage_sqlite_journal_codec.py`` checks this equals "validate, then dump".
+Append: the items are checked by the rules of the runtime's shared ``check_append_items`` in bulk
+(``zip(*items)`` over the ``NewSessionItem`` tuples, type sets per column) and the payload list
+is serialised by the C JSON encoder in one call (``allow_nan=False`` refuses non-finite floats,
+unknown types raise); what the encoder accepts but strict JSON does not (tuples, ``str``/``int``/
+``float``/``dict``/``list`` subclasses, non-``str`` keys) is refused by an exact-type pass that
+walks all payloads level by level with ``set(map(type, ...))`` over whole levels. Anything refused
+goes through ``check_append_items`` itself, so the error is the shared one. The property tests in
+``test_storage_sqlite_journal_codec.py`` check this equals "validate, then dump".
 
-Load (trust boundary): rows are re-checked column by column and every payload is decoded with
-non-finite numbers refused, so a corrupt row fails closed with ``StorageDataError``. The values
-``json.loads`` returns are strict JSON by construction (``str`` keys, ``list``/``dict``/``str``/
-``int``/finite ``float``/``bool``/``None`` only), so the checked columns are put into
-``StoredSessionItem`` slots directly rather than through its ``__init__``.
+Load (trust boundary): turn columns are re-checked (integers, texts, contiguous sequences, array
+lengths equal to the turn's item count) and the arrays of many turns are parsed by one
+``json.loads`` each, with non-finite numbers refused, so a corrupt row fails closed with
+``StorageDataError``. ``json.loads`` returns strict JSON by construction, so the checked columns
+become ``StoredSessionItem`` tuples directly.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Collection, Iterable, Sequence
-from types import MemberDescriptorType
-from typing import Any, cast
+from collections.abc import Callable, Iterable, Sequence
+from itertools import chain, repeat
+from typing import Any, NamedTuple, cast
 
 from actoviq.core import JsonObject, find_json_violation
-from actoviq.runtime.stores import NewSessionItem, StorageDataError, StoredSessionItem
+from actoviq.runtime.stores import NewSessionItem, StorageDataError, StoredItems
 from actoviq.runtime.stores.rules import check_append_items
 from actoviq.runtime.stores.validation import (
     MAX_SAFE_INTEGER,
-    decode_json_object,
     dump_json,
     require_json_object,
 )
 
 __all__ = [
-    "PreparedItem",
-    "decode_payloads",
+    "PreparedTurn",
+    "TurnRow",
+    "decode_id_rows",
+    "decode_turns",
     "dump_json_object",
-    "prepare_items",
-    "stored_items",
+    "prepare_turn",
 ]
 
-_DECODE_CHUNK = 2048  # rows decoded per json.loads call
+_DECODE_TEXT = 4 << 20  # characters of row texts joined into one json.loads call
 
-PreparedItem = tuple[str, str, tuple[str, JsonObject], str | None]
-"""``(item_id, kind, (payload_json, payload), created_at)`` of one validated item."""
-
-
-def _dump_payload(value: JsonObject, label: str) -> tuple[str, JsonObject]:
-    return dump_json_object(value, label), value
+TurnRow = tuple[int, int, str, str, str, str | None, str]
+"""``(first_sequence, last_sequence, created_at, item_ids_json, kinds_json,
+item_created_at_json, payloads_json)`` of one stored turn."""
 
 
-def prepare_items(items: Sequence[NewSessionItem], stamp: str) -> list[PreparedItem]:
-    """Validate an append (the shared ``check_append_items``) and dump each payload.
+class PreparedTurn(NamedTuple):
+    """One validated append, ready to insert as a turn row."""
 
-    Raises:
-        StorageDataError: no items, an empty or duplicate id, an empty kind, a payload that is not
-            a strict JSON object, or an empty ``created_at``.
-    """
-    return check_append_items(items, stamp, _dump_payload)
+    ids: list[str]
+    kinds: list[str]
+    payloads: list[JsonObject]
+    created: list[str]
+    """Each item's ``created_at`` (the append's stamp where the item has none)."""
+    ids_json: str
+    kinds_json: str
+    created_json: str | None
+    payloads_json: str
 
 
 def _unserialisable(value: object) -> object:
@@ -100,27 +101,119 @@ _NESTED: set[type] = {dict, list}
 _DICT: type = dict  # compared by identity without narrowing ``object`` to ``dict[Unknown, ...]``
 _STR_ONLY: set[type] = {str}
 _DICT_ONLY: set[type] = {dict}
+_NONE_ONLY: set[type] = {type(None)}
+_STR_OR_NONE: set[type] = {str, type(None)}
+_LIST_ONLY: set[type] = {list}
+_DICT_VALUES = cast(Callable[[dict[Any, Any]], Iterable[Any]], dict.values)  # pyright: ignore[reportUnknownMemberType]
 
 
-def _exact_json(value: dict[Any, Any]) -> bool:
-    """Exact strict-JSON types throughout ``value``, which must already be acyclic."""
-    pending: list[Any] = [value]
-    while pending:
-        node: object = pending.pop()
-        children: Collection[object]
-        if type(node) is dict:
-            mapping = cast(dict[object, object], node)
-            if mapping and not _types(mapping) <= _STR_ONLY:
-                return False
-            children = mapping.values()
-        else:
-            children = cast(list[object], node)
+_NEW_ITEM_ONLY: set[type] = {NewSessionItem}
+
+
+def _dump_payload(value: JsonObject, label: str) -> str:
+    return dump_json_object(value, label)
+
+
+def prepare_turn(items: Sequence[NewSessionItem], stamp: str) -> PreparedTurn:
+    """Validate an append (the rules of ``check_append_items``) and encode it as one turn.
+
+    Raises:
+        StorageDataError: no items, an empty or duplicate id, an empty kind, a payload that is not
+            a strict JSON object, or an empty ``created_at`` (the shared messages).
+    """
+    turn = _fast_turn(items, stamp) if items and _types(items) == _NEW_ITEM_ONLY else None
+    if turn is not None:
+        return turn
+    # Refused (or not plain NewSessionItem tuples): the shared rules name the problem, or accept
+    # what the bulk checks could not prove (then the turn is encoded item by item).
+    prepared = check_append_items(items, stamp, _dump_payload)
+    ids = [item[0] for item in prepared]
+    kinds = [item[1] for item in prepared]
+    created = [item[3] or stamp for item in prepared]
+    payloads = [cast(JsonObject, json.loads(item[2])) for item in prepared]
+    return _encode_turn(
+        ids, kinds, payloads, created, stamp, "[" + ",".join(p[2] for p in prepared) + "]"
+    )
+
+
+def _fast_turn(items: Sequence[NewSessionItem], stamp: str) -> PreparedTurn | None:
+    """The turn if every bulk check passes, else None (the caller re-checks item by item)."""
+    if type(stamp) is not str or not stamp:
+        return None
+    ids, kinds, payloads, stamps = cast(
+        tuple[tuple[str, ...], tuple[str, ...], tuple[JsonObject, ...], tuple[str | None, ...]],
+        tuple(zip(*items, strict=True)),
+    )
+    if (
+        _types(cast(list[Any], ids)) != _STR_ONLY
+        or "" in ids
+        or len(set(ids)) != len(ids)
+        or _types(cast(list[Any], kinds)) != _STR_ONLY
+        or "" in kinds
+        or _types(cast(list[Any], payloads)) != _DICT_ONLY
+    ):
+        return None
+    stamp_types = _types(stamps)
+    if stamp_types == _NONE_ONLY:
+        created = list(repeat(stamp, len(ids)))
+    elif stamp_types <= _STR_OR_NONE and "" not in stamps:
+        created = [value or stamp for value in stamps]
+    else:
+        return None
+    body = list(payloads)
+    try:
+        text = _encode(body)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    if not _exact_json_many(body):
+        return None
+    return _encode_turn(list(ids), list(kinds), body, created, stamp, text)
+
+
+def _encode_turn(
+    ids: list[str],
+    kinds: list[str],
+    payloads: list[JsonObject],
+    created: list[str],
+    stamp: str,
+    payloads_json: str,
+) -> PreparedTurn:
+    first_kind = kinds[0]
+    uniform_kind = kinds.count(first_kind) == len(kinds)
+    uniform_stamp = created.count(stamp) == len(created)
+    return PreparedTurn(
+        ids=ids,
+        kinds=kinds,
+        payloads=payloads,
+        created=created,
+        ids_json=_encode(ids),
+        kinds_json=_encode(first_kind if uniform_kind else kinds),
+        created_json=None if uniform_stamp else _encode(created),
+        payloads_json=payloads_json,
+    )
+
+
+def _exact_json_many(values: list[Any]) -> bool:
+    """Exact strict-JSON types throughout the dicts of ``values`` (acyclic: already encoded).
+
+    Walks level by level: all keys of a level in one ``set(map(type, ...))``, all children in
+    another, so a list of a thousand flat payloads costs a few C-level passes.
+    """
+    dicts: list[Any] = values
+    lists: list[Any] = []
+    while dicts or lists:
+        if dicts and not _types(chain.from_iterable(dicts)) <= _STR_ONLY:
+            return False  # a non-str key
+        children: list[Any] = list(chain.from_iterable(map(_DICT_VALUES, dicts)))
+        if lists:
+            children.extend(chain.from_iterable(lists))
         kinds = _types(children)
         if kinds <= _LEAVES:
-            continue
+            return True
         if not kinds <= _CONTAINERS:
             return False
-        pending.extend(child for child in children if type(child) in _NESTED)
+        dicts = [child for child in children if type(child) is _DICT] if _DICT in kinds else []
+        lists = [child for child in children if type(child) is list] if list in kinds else []
     return True
 
 
@@ -142,7 +235,7 @@ def dump_json_object(value: object, label: str) -> str:
         except (ValueError, TypeError, RecursionError):
             pass
         else:
-            if _exact_json(body):
+            if _exact_json_many([body]):
                 return text
     # Refused (or a value the encoder cannot write): the shared rules name the problem.
     if not _is_json_object(value):
@@ -162,107 +255,180 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def decode_payloads(texts: Sequence[object], label: str) -> list[JsonObject]:
-    """Decode stored payload texts that must each hold one JSON object, in one parse.
-
-    A corrupt row makes the bulk parse fail or the count differ; then each text is decoded on
-    its own, so the error names the row's problem exactly as ``decode_json_object`` does.
-
-    Raises:
-        StorageDataError: a text is not a string, not JSON, non-finite, or not an object.
-    """
-    if not texts:
-        return []
-    values: Any = None
-    if _types(texts) == _STR_ONLY:
-        try:
-            values = json.loads(
-                "[" + ",".join(cast(Sequence[str], texts)) + "]",
-                parse_constant=_reject_constant,
-                parse_float=_finite_float,
-            )
-        except ValueError:
-            values = None
-    if (
-        type(values) is not list
-        or len(cast(list[object], values)) != len(texts)
-        or _types(cast(list[object], values)) != _DICT_ONLY
-    ):
-        return [decode_json_object(text, label) for text in texts]
-    return cast(list[JsonObject], values)
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def _types(values: Iterable[object]) -> set[type]:
     return set(map(type, values))
 
 
-def _check_column(values: Sequence[object], kind: type, field: str) -> None:
+def _fail(field: str, problem: str) -> StorageDataError:
+    return StorageDataError(f"stored {field} {problem}")
+
+
+_SMALL_TEXT = 2048  # rows of at most this many characters on average are parsed joined
+
+
+def _parse_arrays(texts: Sequence[str], field: str) -> list[Any]:
+    """Parse many stored JSON texts, joining small ones into one ``json.loads`` call.
+
+    Big texts are parsed one by one (joining them would copy megabytes for nothing); small ones
+    in batches of about ``_DECODE_TEXT`` characters, which saves the per-call overhead.
+
+    Raises:
+        StorageDataError: a text is not JSON or holds a non-finite number (then each text of the
+            failing batch is parsed alone, so the message is about the first bad one).
+    """
+    decode = _DECODER.decode
+    if sum(map(len, texts)) > _SMALL_TEXT * len(texts):
+        try:
+            return [decode(text) for text in texts]
+        except ValueError as error:
+            raise _fail(field, f"is not valid JSON: {error}") from None
+    out: list[Any] = []
+    start = 0
+    while start < len(texts):
+        end, size = start, 0
+        while end < len(texts) and (end == start or size < _DECODE_TEXT):
+            size += len(texts[end])
+            end += 1
+        batch = texts[start:end]
+        try:
+            out.extend(decode("[" + ",".join(batch) + "]"))
+        except ValueError:
+            for text in batch:  # name the bad text
+                try:
+                    decode(text)
+                except ValueError as error:
+                    raise _fail(field, f"is not valid JSON: {error}") from None
+            raise _fail(field, "is not valid JSON") from None  # pragma: no cover - one failed
+        start = end
+    if len(out) != len(texts):
+        raise _fail(field, "is not valid JSON")  # "1],[2" smuggled an extra value in
+    return out
+
+
+def _column(values: Sequence[object], kind: type, field: str) -> None:
     if values and _types(values) != {kind}:
-        raise StorageDataError(f"stored {field} must be {'an integer' if kind is int else 'text'}")
+        raise _fail(field, f"must be {'an integer' if kind is int else 'text'}")
 
 
-def stored_items(rows: Sequence[Sequence[Any]], after: int) -> tuple[StoredSessionItem, ...]:
-    """Journal rows ``(sequence, item_id, kind, payload_json, created_at)`` → stored items.
+def decode_turns(rows: Sequence[Sequence[Any]], after: int, end: int | None) -> StoredItems:
+    """Turn rows (:data:`TurnRow`, ascending) → the stored items with ``after < sequence <= end``.
 
-    Columns are checked in bulk (fail closed): sequences are safe integers above ``after``.
+    ``end`` None means up to the newest item. The rows must be contiguous and cover ``after + 1``.
+
+    Raises:
+        StorageDataError: a column of the wrong type, a gap or overlap between turns, an array
+            whose length is not the turn's item count, a payload that is not an object, bad JSON.
     """
     if not rows:
-        return ()
-    sequences, item_ids, kinds, payloads, stamps = zip(*rows, strict=True)
-    _check_column(sequences, int, "sequence")
-    if sequences[0] <= after or max(sequences) > MAX_SAFE_INTEGER:
-        raise StorageDataError("stored sequence must be a non-negative safe integer")
-    _check_column(item_ids, str, "item_id")
-    _check_column(kinds, str, "kind")
-    _check_column(stamps, str, "created_at")
-    decoded: list[JsonObject] = []
-    for start in range(0, len(payloads), _DECODE_CHUNK):  # bounds the joined text's size
-        decoded.extend(decode_payloads(payloads[start : start + _DECODE_CHUNK], "payload_json"))
-    return _build_items(sequences, item_ids, kinds, decoded, stamps)
-
-
-def _slot_setters() -> tuple[Any, ...] | None:
-    """The slot setters of ``StoredSessionItem``, if it is still the five-field slotted class."""
-    names = ("sequence", "item_id", "kind", "payload", "created_at")
-    fields = getattr(StoredSessionItem, "__attrs_attrs__", ())
-    if tuple(field.name for field in fields) != names or any(
-        field.converter is not None or field.validator is not None for field in fields
-    ):
-        return None  # pragma: no cover - the runtime changed the class: use its __init__
-    slots = [StoredSessionItem.__dict__.get(name) for name in names]
-    if not all(type(slot) is MemberDescriptorType for slot in slots):
-        return None  # pragma: no cover - not slotted any more
-    return tuple(cast(MemberDescriptorType, slot).__set__ for slot in slots)
-
-
-_SETTERS = _slot_setters()
-
-
-def _build_items(
-    sequences: Sequence[int],
-    item_ids: Sequence[str],
-    kinds: Sequence[str],
-    payloads: Sequence[JsonObject],
-    stamps: Sequence[str],
-) -> tuple[StoredSessionItem, ...]:
-    """``StoredSessionItem``s from columns already checked (the trust boundary, module doc)."""
-    columns = zip(sequences, item_ids, kinds, payloads, stamps, strict=True)
-    if _SETTERS is None:  # pragma: no cover - see _slot_setters
-        return tuple(
-            StoredSessionItem(sequence=a, item_id=b, kind=c, payload=d, created_at=e)
-            for a, b, c, d, e in columns
+        return StoredItems(
+            first_sequence=after + 1, item_ids=(), kinds=(), payloads=(), created_at=()
         )
-    set_sequence, set_item_id, set_kind, set_payload, set_created_at = _SETTERS
-    new = object.__new__
-    cls = StoredSessionItem
-    out: list[StoredSessionItem] = []
-    append = out.append
-    for sequence, item_id, kind, payload, stamp in columns:
-        item = new(cls)
-        set_sequence(item, sequence)
-        set_item_id(item, item_id)
-        set_kind(item, kind)
-        set_payload(item, payload)
-        set_created_at(item, stamp)
-        append(item)
-    return tuple(out)
+    firsts, lasts, stamps, ids_texts, kinds_texts, created_texts, payload_texts = zip(
+        *rows, strict=True
+    )
+    _column(firsts, int, "first_sequence")
+    _column(lasts, int, "last_sequence")
+    _column(stamps, str, "created_at")
+    _column(ids_texts, str, "item_ids_json")
+    _column(kinds_texts, str, "kinds_json")
+    _column(payload_texts, str, "payloads_json")
+    if not _types(created_texts) <= _STR_OR_NONE:
+        raise _fail("item_created_at_json", "must be text or NULL")
+    if firsts[0] < 1 or firsts[0] > after + 1 or max(lasts) > MAX_SAFE_INTEGER:
+        raise _fail("first_sequence", "does not continue the journal")
+    if any(b != a + 1 for a, b in zip(lasts, firsts[1:], strict=False)) or any(
+        last < first for first, last in zip(firsts, lasts, strict=True)
+    ):
+        raise _fail("last_sequence", "leaves a gap or overlap between turns")
+    all_ids = _parse_arrays(ids_texts, "item_ids_json")
+    all_kinds = _parse_arrays(kinds_texts, "kinds_json")
+    all_payloads = _parse_arrays(payload_texts, "payloads_json")
+    out_ids: list[str] = []
+    out_kinds: list[str] = []
+    out_payloads: list[JsonObject] = []
+    out_stamps: list[str] = []
+    for index, first in enumerate(firsts):
+        count = lasts[index] - first + 1
+        ids: Any = all_ids[index]
+        payloads: Any = all_payloads[index]
+        kinds: Any = all_kinds[index]
+        if (
+            type(ids) is not list
+            or len(cast(list[Any], ids)) != count
+            or _types(cast(list[Any], ids)) != _STR_ONLY
+        ):
+            raise _fail("item_ids_json", "must be an array of the turn's item ids")
+        if (
+            type(payloads) is not list
+            or len(cast(list[Any], payloads)) != count
+            or _types(cast(list[Any], payloads)) != _DICT_ONLY
+        ):
+            raise _fail("payloads_json", "must be an array of the turn's payload objects")
+        kind_column: Sequence[str]
+        if type(kinds) is str:
+            kind_column = [kinds] * count
+        elif (
+            type(kinds) is list
+            and len(cast(list[Any], kinds)) == count
+            and _types(cast(list[Any], kinds)) == _STR_ONLY
+        ):
+            kind_column = cast(list[str], kinds)
+        else:
+            raise _fail("kinds_json", "must be a string or an array of the turn's kinds")
+        created_text = created_texts[index]
+        stamp_column: Sequence[str] = [stamps[index]] * count
+        if created_text is not None:
+            created: Any = _parse_arrays([created_text], "item_created_at_json")[0]
+            if (
+                type(created) is not list
+                or len(cast(list[Any], created)) != count
+                or _types(cast(list[Any], created)) != _STR_ONLY
+            ):
+                raise _fail("item_created_at_json", "must be an array of the turn's timestamps")
+            stamp_column = cast(list[str], created)
+        id_column = cast(list[str], ids)
+        payload_column = cast(list[JsonObject], payloads)
+        if first <= after or (end is not None and lasts[index] > end):
+            low = max(0, after - first + 1)
+            high = count if end is None else min(count, end - first + 1)
+            id_column, kind_column = id_column[low:high], kind_column[low:high]
+            payload_column, stamp_column = payload_column[low:high], stamp_column[low:high]
+        out_ids.extend(id_column)
+        out_kinds.extend(kind_column)
+        out_payloads.extend(payload_column)
+        out_stamps.extend(stamp_column)
+    return StoredItems(
+        first_sequence=after + 1,
+        item_ids=out_ids,
+        kinds=out_kinds,
+        payloads=out_payloads,
+        created_at=out_stamps,
+    )
+
+
+def decode_id_rows(rows: Sequence[Sequence[Any]]) -> list[tuple[int, list[str]]]:
+    """``(first_sequence, last_sequence, item_ids_json)`` rows → ``(first, ids)`` per turn.
+
+    Raises:
+        StorageDataError: a column of the wrong type or an id array of the wrong shape.
+    """
+    if not rows:
+        return []
+    firsts, lasts, texts = zip(*rows, strict=True)
+    _column(firsts, int, "first_sequence")
+    _column(lasts, int, "last_sequence")
+    _column(texts, str, "item_ids_json")
+    out: list[tuple[int, list[str]]] = []
+    parsed: list[Any] = _parse_arrays(texts, "item_ids_json")
+    for first, last, ids in zip(firsts, lasts, parsed, strict=True):
+        if (
+            type(ids) is not list
+            or len(cast(list[Any], ids)) != last - first + 1
+            or _types(cast(list[Any], ids)) != _STR_ONLY
+        ):
+            raise _fail("item_ids_json", "must be an array of the turn's item ids")
+        out.append((first, cast(list[str], ids)))
+    return out

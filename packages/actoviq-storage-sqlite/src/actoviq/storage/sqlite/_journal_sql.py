@@ -1,23 +1,21 @@
 """The session journal's hot-path SQL, per backend.
 
-Appends and loads need five statements: the CAS bump of the session row, the item insert, the
-session row, the newest snapshot and the journal tail. Two implementations share one shape
-(positional rows, tuple parameters):
+Appends and loads need six statements: the CAS bump of the session row, the turn insert, the
+session row, the newest snapshot, the turns after a sequence and (for the item-id check) the id
+columns after a sequence. Two implementations share one shape (positional rows, tuple parameters):
 
-* :class:`DriverJournalSql` (SQLite file): pre-written SQL strings with tuple parameters and
-  ``executemany`` on the stdlib ``sqlite3`` connection checked out of SQLAlchemy's pool for the
-  transaction (:meth:`Database.run_journal_write` has already taken the writer lock and issued
-  ``BEGIN IMMEDIATE``). This skips SQLAlchemy's ``Connection`` set-up, compilation cache
-  look-ups, per-row bind processing and ``Row`` construction. ``sqlite3`` caches each prepared
-  statement per connection; :meth:`DriverJournalSql.warm` (run when the database opens) prepares
-  the read statements on the first pooled connection.
+* :class:`DriverJournalSql` (SQLite file): pre-written SQL strings with tuple parameters on the
+  stdlib ``sqlite3`` connection :meth:`Database.run_journal_write` / ``run_journal_read`` hand over
+  (inside ``BEGIN IMMEDIATE`` / ``BEGIN``). This skips SQLAlchemy's ``Connection`` set-up,
+  compilation cache look-ups, per-row bind processing and ``Row`` construction. ``sqlite3`` caches
+  each prepared statement per connection; :meth:`DriverJournalSql.warm` prepares the reads.
 * :class:`CoreJournalSql` (PostgreSQL, ``:memory:``): the same statements in SQLAlchemy Core on a
   ``Connection`` (bound parameters, compiled once per dialect; :meth:`CoreJournalSql.warm`
   compiles them when the database opens).
 
-The ``conn`` each method takes is whatever :meth:`Database.run_journal_write` /
-:meth:`Database.run_journal_read` hand to the transaction's function: a ``sqlite3.Connection`` for
-the driver SQL, a SQLAlchemy ``Connection`` for Core.
+Turn reads are ranges of the primary key ``(tenant_id, session_id, last_sequence)``: the turns
+holding items ``after < sequence <= end`` are those with ``after < last_sequence <= L`` where ``L``
+is the ``last_sequence`` of the turn holding ``end`` (sequences have no gaps), found by one seek.
 
 Errors are the driver's: ``sqlite3.IntegrityError`` / ``OperationalError`` on the driver path,
 SQLAlchemy's wrappers on the Core path; the callers handle both.
@@ -28,18 +26,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, cast
 
-from sqlalchemy import Integer, and_, bindparam, insert, select, update
+from sqlalchemy import Integer, and_, bindparam, func, insert, select, update
 from sqlalchemy.engine import Connection
 
-from actoviq.storage.sqlite._tables import session_items, session_snapshots, sessions
+from actoviq.storage.sqlite._tables import session_snapshots, session_turns, sessions
 
 __all__ = [
-    "ITEM_COLUMNS",
     "SESSION_COLUMNS",
+    "TURN_COLUMNS",
     "CoreJournalSql",
     "DriverJournalSql",
-    "ItemRow",
     "JournalSql",
+    "TurnInsert",
 ]
 
 SESSION_COLUMNS = (
@@ -50,29 +48,43 @@ SESSION_COLUMNS = (
     "created_at",
     "updated_at",
     "last_sequence",
+    "incarnation",
 )
-"""Column order of every session row the journal returns (the table's own order)."""
+"""Column order of every session row the journal returns."""
 
-ITEM_COLUMNS = (
+TURN_COLUMNS = (
     "tenant_id",
     "session_id",
-    "sequence",
-    "item_id",
-    "kind",
-    "payload_json",
+    "last_sequence",
+    "first_sequence",
     "created_at",
+    "item_ids_json",
+    "kinds_json",
+    "item_created_at_json",
+    "payloads_json",
 )
 
-ItemRow = tuple[str, str, int, str, str, str, str]
-"""One journal row to insert, in :data:`ITEM_COLUMNS` order."""
+TurnInsert = tuple[str, str, int, int, str, str, str, str | None, str]
+"""One turn row to insert, in :data:`TURN_COLUMNS` order."""
+
+_READ_COLUMNS = (  # ``_journal.TurnRow``
+    "first_sequence",
+    "last_sequence",
+    "created_at",
+    "item_ids_json",
+    "kinds_json",
+    "item_created_at_json",
+    "payloads_json",
+)
 
 
 class JournalSql(Protocol):
     """The hot-path statements; every row comes back positional.
 
     Session rows are in :data:`SESSION_COLUMNS` order, snapshot rows are
-    ``(through_sequence, session_revision, state_json, created_at)`` and tail rows are
-    ``(sequence, item_id, kind, payload_json, created_at)`` in sequence order.
+    ``(through_sequence, session_revision, state_json, created_at)``, turn rows are
+    ``_journal.TurnRow`` and id rows ``(first_sequence, last_sequence, item_ids_json)``, all in
+    sequence order.
     """
 
     def bump(
@@ -81,8 +93,8 @@ class JournalSql(Protocol):
         """CAS: bump revision and tail if the revision is ``expected``; the new row or None."""
         ...
 
-    def insert_items(self, conn: Any, rows: list[ItemRow]) -> None:
-        """Insert journal rows in one ``executemany``."""
+    def insert_turn(self, conn: Any, row: TurnInsert) -> None:
+        """Insert one turn row."""
         ...
 
     def session(
@@ -91,18 +103,18 @@ class JournalSql(Protocol):
         """The session row, or None (``lock``: ``FOR UPDATE`` where the backend needs it)."""
         ...
 
-    def existing(self, conn: Any, tenant: str, session: str, ids: list[str]) -> list[Sequence[Any]]:
-        """``(item_id, kind, payload_json)`` of the journal rows among ``ids``."""
-        ...
-
     def newest_snapshot(self, conn: Any, tenant: str, session: str) -> Sequence[Any] | None:
         """The snapshot with the highest ``through_sequence``, or None."""
         ...
 
-    def tail(
-        self, conn: Any, tenant: str, session: str, after: int, limit: int | None
+    def turns(
+        self, conn: Any, tenant: str, session: str, after: int, end: int | None
     ) -> list[Sequence[Any]]:
-        """Journal rows with ``sequence > after``, at most ``limit``."""
+        """The turns holding items ``after < sequence <= end`` (``end`` None: to the tail)."""
+        ...
+
+    def turn_ids(self, conn: Any, tenant: str, session: str, after: int) -> list[Sequence[Any]]:
+        """``(first_sequence, last_sequence, item_ids_json)`` of turns ending after ``after``."""
         ...
 
     def warm(self, conn: Any) -> None:
@@ -120,7 +132,8 @@ _SQL_BUMP = (
     f"RETURNING {_SESSION_SELECT}"
 )
 _SQL_INSERT = (
-    f"INSERT INTO storage_v2_session_items ({', '.join(ITEM_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    f"INSERT INTO storage_v2_session_turns ({', '.join(TURN_COLUMNS)}) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _SQL_SESSION = (
     f"SELECT {_SESSION_SELECT} FROM storage_v2_sessions WHERE tenant_id = ? AND session_id = ?"
@@ -130,27 +143,22 @@ _SQL_SNAPSHOT = (
     "FROM storage_v2_session_snapshots WHERE tenant_id = ? AND session_id = ? "
     "ORDER BY through_sequence DESC LIMIT 1"
 )
-_SQL_TAIL = (
-    "SELECT sequence, item_id, kind, payload_json, created_at FROM storage_v2_session_items "
-    "WHERE tenant_id = ? AND session_id = ? AND sequence > ? ORDER BY sequence"
+_TURNS_SELECT = f"SELECT {', '.join(_READ_COLUMNS)} FROM storage_v2_session_turns "
+_SQL_TURNS = (
+    _TURNS_SELECT + "WHERE tenant_id = ? AND session_id = ? AND last_sequence > ? "
+    "ORDER BY last_sequence"
 )
-_SQL_TAIL_LIMITED = _SQL_TAIL + " LIMIT ?"
+_SQL_TURNS_UNTIL = (
+    _TURNS_SELECT + "WHERE tenant_id = ?1 AND session_id = ?2 AND last_sequence > ?3 "
+    "AND last_sequence <= COALESCE((SELECT min(last_sequence) FROM storage_v2_session_turns "
+    "WHERE tenant_id = ?1 AND session_id = ?2 AND last_sequence >= ?4), ?4) "
+    "ORDER BY last_sequence"
+)
+_SQL_TURN_IDS = (
+    "SELECT first_sequence, last_sequence, item_ids_json FROM storage_v2_session_turns "
+    "WHERE tenant_id = ? AND session_id = ? AND last_sequence > ? ORDER BY last_sequence"
+)
 _NO_KEY = ("", "")  # tenant and session ids are never empty, so warm-up reads match no row
-
-
-_ID_CHUNK = 500  # ids per IN list (SQLite allows 32,766 parameters; keep statements small)
-
-
-def _chunks(ids: list[str]) -> list[list[str]]:
-    return [ids[start : start + _ID_CHUNK] for start in range(0, len(ids), _ID_CHUNK)]
-
-
-def _sql_existing(count: int) -> str:
-    marks = ", ".join("?" * count)
-    return (
-        "SELECT item_id, kind, payload_json FROM storage_v2_session_items "
-        f"WHERE tenant_id = ? AND session_id = ? AND item_id IN ({marks})"
-    )
 
 
 def warm_driver_connection(dbapi_connection: Any) -> None:
@@ -163,14 +171,15 @@ def warm_driver_connection(dbapi_connection: Any) -> None:
     try:
         cursor.execute(_SQL_SESSION, _NO_KEY).fetchall()
         cursor.execute(_SQL_SNAPSHOT, _NO_KEY).fetchall()
-        cursor.execute(_SQL_TAIL, (*_NO_KEY, 0)).fetchall()
-        cursor.execute(_SQL_TAIL_LIMITED, (*_NO_KEY, 0, 1)).fetchall()
+        cursor.execute(_SQL_TURNS, (*_NO_KEY, 0)).fetchall()
+        cursor.execute(_SQL_TURNS_UNTIL, (*_NO_KEY, 0, 1)).fetchall()
+        cursor.execute(_SQL_TURN_IDS, (*_NO_KEY, 0)).fetchall()
     finally:
         cursor.close()
 
 
 class DriverJournalSql:
-    """:class:`JournalSql` as driver SQL on a pooled ``sqlite3.Connection`` (SQLite file)."""
+    """:class:`JournalSql` as driver SQL on a ``sqlite3.Connection`` (SQLite file)."""
 
     def bump(
         self, conn: Any, tenant: str, session: str, expected: int, stamp: str, count: int
@@ -181,9 +190,9 @@ class DriverJournalSql:
         cursor.close()  # finishes the RETURNING statement
         return cast(Sequence[Any] | None, row)
 
-    def insert_items(self, conn: Any, rows: list[ItemRow]) -> None:
-        """See :meth:`JournalSql.insert_items`."""
-        conn.executemany(_SQL_INSERT, rows)
+    def insert_turn(self, conn: Any, row: TurnInsert) -> None:
+        """See :meth:`JournalSql.insert_turn`."""
+        conn.execute(_SQL_INSERT, row)
 
     def session(
         self, conn: Any, tenant: str, session: str, *, lock: bool = False
@@ -191,25 +200,22 @@ class DriverJournalSql:
         """See :meth:`JournalSql.session` (``BEGIN IMMEDIATE`` already locks the file)."""
         return cast(Sequence[Any] | None, conn.execute(_SQL_SESSION, (tenant, session)).fetchone())
 
-    def existing(self, conn: Any, tenant: str, session: str, ids: list[str]) -> list[Sequence[Any]]:
-        """See :meth:`JournalSql.existing`."""
-        rows: list[Sequence[Any]] = []
-        for chunk in _chunks(ids):
-            rows.extend(conn.execute(_sql_existing(len(chunk)), (tenant, session, *chunk)))
-        return rows
-
     def newest_snapshot(self, conn: Any, tenant: str, session: str) -> Sequence[Any] | None:
         """See :meth:`JournalSql.newest_snapshot`."""
         row = conn.execute(_SQL_SNAPSHOT, (tenant, session)).fetchone()
         return cast(Sequence[Any] | None, row)
 
-    def tail(
-        self, conn: Any, tenant: str, session: str, after: int, limit: int | None
+    def turns(
+        self, conn: Any, tenant: str, session: str, after: int, end: int | None
     ) -> list[Sequence[Any]]:
-        """See :meth:`JournalSql.tail`."""
-        if limit is None:
-            return conn.execute(_SQL_TAIL, (tenant, session, after)).fetchall()
-        return conn.execute(_SQL_TAIL_LIMITED, (tenant, session, after, limit)).fetchall()
+        """See :meth:`JournalSql.turns`."""
+        if end is None:
+            return conn.execute(_SQL_TURNS, (tenant, session, after)).fetchall()
+        return conn.execute(_SQL_TURNS_UNTIL, (tenant, session, after, end)).fetchall()
+
+    def turn_ids(self, conn: Any, tenant: str, session: str, after: int) -> list[Sequence[Any]]:
+        """See :meth:`JournalSql.turn_ids`."""
+        return conn.execute(_SQL_TURN_IDS, (tenant, session, after)).fetchall()
 
     def warm(self, conn: Any) -> None:
         """See :meth:`JournalSql.warm`."""
@@ -234,27 +240,34 @@ _BUMP = (
     )
     .returning(*(sessions.c[name] for name in SESSION_COLUMNS))
 )
-_INSERT_ITEMS = insert(session_items)
+_INSERT_TURN = insert(session_turns)
 _SESSION = select(*(sessions.c[name] for name in SESSION_COLUMNS)).where(_KEY)
 _SESSION_LOCKED = _SESSION.with_for_update()
-_IN_JOURNAL = (session_items.c.tenant_id == bindparam("p_tenant")) & (
-    session_items.c.session_id == bindparam("p_session")
+_IN_JOURNAL = (session_turns.c.tenant_id == bindparam("p_tenant")) & (
+    session_turns.c.session_id == bindparam("p_session")
 )
-_EXISTING = select(
-    session_items.c.item_id, session_items.c.kind, session_items.c.payload_json
-).where(_IN_JOURNAL, session_items.c.item_id.in_(bindparam("p_ids", expanding=True)))
-_TAIL = (
+_AFTER = session_turns.c.last_sequence > bindparam("p_after")
+_TURNS = (
+    select(*(session_turns.c[name] for name in _READ_COLUMNS))
+    .where(_IN_JOURNAL, _AFTER)
+    .order_by(session_turns.c.last_sequence)
+)
+_END = bindparam("p_end", type_=Integer)
+_TURN_HOLDING_END = (
+    select(func.min(session_turns.c.last_sequence))
+    .where(_IN_JOURNAL, session_turns.c.last_sequence >= _END)
+    .scalar_subquery()
+)
+_TURNS_UNTIL = _TURNS.where(session_turns.c.last_sequence <= func.coalesce(_TURN_HOLDING_END, _END))
+_TURN_IDS = (
     select(
-        session_items.c.sequence,
-        session_items.c.item_id,
-        session_items.c.kind,
-        session_items.c.payload_json,
-        session_items.c.created_at,
+        session_turns.c.first_sequence,
+        session_turns.c.last_sequence,
+        session_turns.c.item_ids_json,
     )
-    .where(_IN_JOURNAL, session_items.c.sequence > bindparam("p_after"))
-    .order_by(session_items.c.sequence)
+    .where(_IN_JOURNAL, _AFTER)
+    .order_by(session_turns.c.last_sequence)
 )
-_TAIL_LIMITED = _TAIL.limit(bindparam("p_limit", type_=Integer))
 _NEWEST_SNAPSHOT = (
     select(
         session_snapshots.c.through_sequence,
@@ -287,9 +300,9 @@ class CoreJournalSql:
         }
         return conn.execute(_BUMP, params).first()
 
-    def insert_items(self, conn: Connection, rows: list[ItemRow]) -> None:
-        """See :meth:`JournalSql.insert_items`."""
-        conn.execute(_INSERT_ITEMS, [dict(zip(ITEM_COLUMNS, row, strict=True)) for row in rows])
+    def insert_turn(self, conn: Connection, row: TurnInsert) -> None:
+        """See :meth:`JournalSql.insert_turn`."""
+        conn.execute(_INSERT_TURN, dict(zip(TURN_COLUMNS, row, strict=True)))
 
     def session(
         self, conn: Connection, tenant: str, session: str, *, lock: bool = False
@@ -298,29 +311,26 @@ class CoreJournalSql:
         params = {"p_tenant": tenant, "p_session": session}
         return conn.execute(_SESSION_LOCKED if lock else _SESSION, params).first()
 
-    def existing(
-        self, conn: Connection, tenant: str, session: str, ids: list[str]
-    ) -> list[Sequence[Any]]:
-        """See :meth:`JournalSql.existing`."""
-        rows: list[Sequence[Any]] = []
-        for chunk in _chunks(ids):
-            params = {"p_tenant": tenant, "p_session": session, "p_ids": chunk}
-            rows.extend(conn.execute(_EXISTING, params).all())
-        return rows
-
     def newest_snapshot(self, conn: Connection, tenant: str, session: str) -> Sequence[Any] | None:
         """See :meth:`JournalSql.newest_snapshot`."""
         params = {"p_tenant": tenant, "p_session": session}
         return conn.execute(_NEWEST_SNAPSHOT, params).first()
 
-    def tail(
-        self, conn: Connection, tenant: str, session: str, after: int, limit: int | None
+    def turns(
+        self, conn: Connection, tenant: str, session: str, after: int, end: int | None
     ) -> list[Sequence[Any]]:
-        """See :meth:`JournalSql.tail`."""
+        """See :meth:`JournalSql.turns`."""
         params: dict[str, Any] = {"p_tenant": tenant, "p_session": session, "p_after": after}
-        if limit is None:
-            return list(conn.execute(_TAIL, params).all())
-        return list(conn.execute(_TAIL_LIMITED, {**params, "p_limit": limit}).all())
+        if end is None:
+            return list(conn.execute(_TURNS, params).all())
+        return list(conn.execute(_TURNS_UNTIL, {**params, "p_end": end}).all())
+
+    def turn_ids(
+        self, conn: Connection, tenant: str, session: str, after: int
+    ) -> list[Sequence[Any]]:
+        """See :meth:`JournalSql.turn_ids`."""
+        params = {"p_tenant": tenant, "p_session": session, "p_after": after}
+        return list(conn.execute(_TURN_IDS, params).all())
 
     def warm(self, conn: Connection) -> None:
         """See :meth:`JournalSql.warm`: run each read once and compile the writes.
@@ -330,7 +340,8 @@ class CoreJournalSql:
         """
         self.session(conn, *_NO_KEY)
         self.newest_snapshot(conn, *_NO_KEY)
-        self.tail(conn, *_NO_KEY, 0, None)
-        self.tail(conn, *_NO_KEY, 0, 1)
+        self.turns(conn, *_NO_KEY, 0, None)
+        self.turns(conn, *_NO_KEY, 0, 1)
+        self.turn_ids(conn, *_NO_KEY, 0)
         # An UPDATE that matches no row: compiled and cached, nothing changes.
         self.bump(conn, *_NO_KEY, 0, "", 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 
 from sqlalchemy import delete, insert, select, text
@@ -10,15 +11,18 @@ from actoviq.runtime.stores import SessionRevisionConflictError, StorageDataErro
 from actoviq.runtime.stores.rules import session_resource
 from actoviq.runtime.stores.validation import dump_json
 from actoviq.storage.sqlite._engine import Database
+from actoviq.storage.sqlite._journal import prepare_turn
 from actoviq.storage.sqlite._tables import (
     json_v1_migrations,
     resume_append_only_triggers,
-    session_items,
     session_snapshots,
+    session_turns,
     sessions,
     suspend_append_only_triggers,
 )
 from actoviq.storage.sqlite.legacy import LegacySessionFile
+
+TURN_ITEMS = 1000  # items per journal turn row when a legacy session is written
 
 
 async def read_ledger(
@@ -90,23 +94,24 @@ async def cutover_chunk(
                     created_at=plan.created_at,
                     updated_at=plan.created_at,
                     last_sequence=count,
+                    incarnation=uuid.uuid4().hex,
                 )
             )
-            if count:
+            for first in range(0, count, TURN_ITEMS):
+                chunk = plan.items[first : first + TURN_ITEMS]
+                turn = prepare_turn(chunk, plan.created_at)
                 await conn.execute(
-                    insert(session_items),
-                    [
-                        {
-                            "tenant_id": tenant_id,
-                            "session_id": plan.session_id,
-                            "sequence": n,
-                            "item_id": item.item_id,
-                            "kind": item.kind,
-                            "payload_json": dump_json(item.payload),
-                            "created_at": item.created_at or plan.created_at,
-                        }
-                        for n, item in enumerate(plan.items, start=1)
-                    ],
+                    insert(session_turns).values(
+                        tenant_id=tenant_id,
+                        session_id=plan.session_id,
+                        last_sequence=first + len(chunk),
+                        first_sequence=first + 1,
+                        created_at=plan.created_at,
+                        item_ids_json=turn.ids_json,
+                        kinds_json=turn.kinds_json,
+                        item_created_at_json=turn.created_json,
+                        payloads_json=turn.payloads_json,
+                    )
                 )
             await conn.execute(
                 insert(json_v1_migrations).values(
@@ -163,7 +168,7 @@ async def rollback_ledger(
             return ids
         for statement in suspend_append_only_triggers(db.dialect):
             await conn.execute(text(statement))
-        for table in (session_items, session_snapshots, sessions):
+        for table in (session_turns, session_snapshots, sessions):
             await conn.execute(
                 delete(table)
                 .where(table.c.tenant_id == tenant_id)

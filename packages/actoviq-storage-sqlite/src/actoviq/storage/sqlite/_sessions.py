@@ -1,5 +1,8 @@
 """SQL session store: one writer transaction per append, snapshot + tail loads (spec 04 §3.4).
 
+The journal is one turn row per append (``_tables``, ``_journal``); item-id uniqueness is checked
+in the append's transaction against ``_id_index`` (the ids of the locked state).
+
 Every operation is one synchronous function of a ``Connection`` run by
 :meth:`Database.run_write` / :meth:`Database.run_read`: on a SQLite file the whole transaction is
 one hop to a worker thread, on PostgreSQL it is the async engine's ``run_sync``. The hot path
@@ -10,7 +13,7 @@ at import (bound parameters only), so SQLAlchemy compiles each once per dialect.
 
 from __future__ import annotations
 
-import sqlite3
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,11 +46,12 @@ from actoviq.runtime.stores.validation import (
     require_revision,
 )
 from actoviq.storage.sqlite._engine import Database
+from actoviq.storage.sqlite._id_index import IdLookup, SessionIdIndex
 from actoviq.storage.sqlite._journal import (
-    PreparedItem,
-    decode_payloads,
-    prepare_items,
-    stored_items,
+    PreparedTurn,
+    decode_id_rows,
+    decode_turns,
+    prepare_turn,
 )
 from actoviq.storage.sqlite._journal_sql import SESSION_COLUMNS, JournalSql
 from actoviq.storage.sqlite._keyed_rows import stored_int, stored_text
@@ -56,7 +60,7 @@ from actoviq.storage.sqlite._tables import session_snapshots, sessions
 
 def record_from_row(row: Sequence[Any]) -> SessionRecord:
     """Decode and re-validate a session row in ``SESSION_COLUMNS`` order (fail closed)."""
-    tenant_id, session_id, revision, metadata_json, created_at, updated_at, last_sequence = row
+    tenant_id, session_id, revision, metadata_json, created_at, updated_at, last_sequence = row[:7]
     return SessionRecord(
         tenant_id=stored_text(tenant_id, "tenant_id"),
         session_id=stored_text(session_id, "session_id"),
@@ -100,16 +104,54 @@ def _session_row(
     return conn.execute(_SESSION_LOCKED if lock else _SESSION, params).first()
 
 
+_INLINE_PAYLOAD_CHARS = 1 << 20  # a bigger append runs its transaction on a worker thread
+
+
+class _Replayed(Exception):
+    """The append is an idempotent retry: roll back (nothing was written) and return ``record``."""
+
+    def __init__(self, record: SessionRecord) -> None:
+        super().__init__()
+        self.record = record
+
+
+class _IdClash(Exception):
+    """An id of the append is already in the session: roll back, then sort out why."""
+
+
+def _incarnation(row: Sequence[Any]) -> str:
+    return stored_text(row[7], "incarnation")
+
+
 def _replay(
-    sql: JournalSql, conn: Any, tenant_id: str, session_id: str, prepared: list[PreparedItem]
+    sql: JournalSql, conn: Any, tenant_id: str, session_id: str, turn: PreparedTurn
 ) -> bool:
-    """True when every item already exists with the same kind and payload."""
-    rows = sql.existing(conn, tenant_id, session_id, [item[0] for item in prepared])
-    payloads = decode_payloads([row[2] for row in rows], "payload")
-    found = {row[0]: (row[1], payload) for row, payload in zip(rows, payloads, strict=True)}
-    return len(found) == len(prepared) and all(
-        found[item_id] == (kind, body) for item_id, kind, (_, body), _ in prepared
-    )
+    """True when every item already exists with the same kind and payload.
+
+    Reads the id columns of the whole journal, then decodes only the turns holding the ids.
+    """
+    wanted = {item_id: index for index, item_id in enumerate(turn.ids)}
+    holders: dict[int, list[tuple[int, int]]] = {}  # turn's first sequence -> (offset, index)
+    found = 0
+    for first, ids in decode_id_rows(sql.turn_ids(conn, tenant_id, session_id, 0)):
+        for offset, item_id in enumerate(ids):
+            index = wanted.get(item_id)
+            if index is not None:
+                holders.setdefault(first, []).append((offset, index))
+                found += 1
+    if found != len(wanted):
+        return False
+    for first, hits in holders.items():
+        stored = decode_turns(
+            sql.turns(conn, tenant_id, session_id, first - 1, first), first - 1, None
+        )
+        for offset, index in hits:
+            if offset >= len(stored):
+                return False
+            item = stored[offset]
+            if (item.kind, item.payload) != (turn.kinds[index], turn.payloads[index]):
+                return False
+    return True
 
 
 class SqlSessionStore:
@@ -117,6 +159,7 @@ class SqlSessionStore:
 
     def __init__(self, database: Database) -> None:
         self._db = database
+        self._ids = SessionIdIndex()
 
     async def create(
         self,
@@ -147,6 +190,7 @@ class SqlSessionStore:
                     "created_at": record.created_at,
                     "updated_at": record.updated_at,
                     "last_sequence": 0,
+                    "incarnation": uuid.uuid4().hex,
                 },
             )
 
@@ -178,49 +222,72 @@ class SqlSessionStore:
         updated_at: str | None = None,
     ) -> SessionRecord:
         """See :meth:`SessionStore.append`."""
-        session_key(tenant_id, session_id)
+        key = session_key(tenant_id, session_id)
         expected = require_revision(expected_revision, "expectedRevision")
         stamp = updated_at or iso_now()
-        prepared = prepare_items(items, stamp)
+        turn = prepare_turn(items, stamp)
         resource = session_resource(tenant_id, session_id)
-        count = len(prepared)
-
+        count = len(turn.ids)
         sql = self._db.journal_sql
+        index = self._ids
 
-        def work(conn: Any) -> SessionRecord:
+        def work(conn: Any) -> tuple[SessionRecord, IdLookup]:
             bumped = sql.bump(conn, tenant_id, session_id, expected, stamp, count)
             if bumped is None:
                 row = sql.session(conn, tenant_id, session_id, lock=True)
                 if row is None:
                     raise StorageNotFoundError(resource)
                 current = record_from_row(row)
-                if _replay(sql, conn, tenant_id, session_id, prepared):
-                    return current
+                if _replay(sql, conn, tenant_id, session_id, turn):
+                    raise _Replayed(current)
                 raise SessionRevisionConflictError(
                     resource, expected_revision=expected, actual_revision=current.revision
                 )
             updated = record_from_row(bumped)
-            first = updated.last_sequence - count + 1
-            sql.insert_items(
+            incarnation = _incarnation(bumped)
+            before = updated.last_sequence - count
+            base, read_after = index.start(key, incarnation, before)
+            read: list[str] = []
+            if read_after < before:
+                for _, ids in decode_id_rows(sql.turn_ids(conn, tenant_id, session_id, read_after)):
+                    read.extend(ids)
+            lookup = index.lookup(base, read_after, incarnation, before, read)
+            if lookup.clashes(turn.ids):
+                raise _IdClash
+            sql.insert_turn(
                 conn,
-                [
-                    (tenant_id, session_id, sequence, item_id, kind, text, created_at or stamp)
-                    for sequence, (item_id, kind, (text, _), created_at) in enumerate(
-                        prepared, first
-                    )
-                ],
+                (
+                    tenant_id,
+                    session_id,
+                    updated.last_sequence,
+                    before + 1,
+                    stamp,
+                    turn.ids_json,
+                    turn.kinds_json,
+                    turn.created_json,
+                    turn.payloads_json,
+                ),
             )
-            return updated
+            return updated, lookup
+
+        def committed(outcome: tuple[SessionRecord, IdLookup]) -> None:
+            record, lookup = outcome
+            index.commit(key, lookup, turn.ids, record.last_sequence)
 
         def replayed(conn: Any) -> SessionRecord | None:
-            if not _replay(sql, conn, tenant_id, session_id, prepared):
+            if not _replay(sql, conn, tenant_id, session_id, turn):
                 return None
             row = sql.session(conn, tenant_id, session_id)
             return None if row is None else record_from_row(row)
 
         try:
-            return await self._db.run_journal_write(work)
-        except (IntegrityError, sqlite3.IntegrityError):  # Core / driver SQL (``_journal_sql``)
+            record, _ = await self._db.run_journal_write(
+                work, on_commit=committed, inline=len(turn.payloads_json) <= _INLINE_PAYLOAD_CHARS
+            )
+            return record
+        except _Replayed as done:
+            return done.record
+        except (_IdClash, IntegrityError):
             pass
         # An item id from an earlier append: an idempotent retry, or a real clash.
         record = await self._db.run_journal_read(replayed)
@@ -255,10 +322,11 @@ class SqlSessionStore:
             start = (
                 stored_int(snap[0], "through_sequence") if snap is not None else after_sequence or 0
             )
-            return row, snap, start, sql.tail(conn, tenant_id, session_id, start, cap)
+            end = None if cap is None else start + cap
+            return row, snap, start, sql.turns(conn, tenant_id, session_id, start, end)
 
-        # Decoding happens here, after the transaction: the worker thread only fetches.
-        row, snap, start, tail = await self._db.run_journal_read(work)
+        # Decoding happens here, after the transaction: the transaction only fetches.
+        row, snap, start, turns = await self._db.run_journal_read(work)
         record = record_from_row(row)
         snapshot: SessionSnapshot | None = None
         if snap is not None:
@@ -269,7 +337,13 @@ class SqlSessionStore:
                 state=decode_json_object(state_json, "state_json"),
                 created_at=stored_text(created_at, "created_at"),
             )
-        return SessionLoad(session=record, snapshot=snapshot, items=stored_items(tail, start))
+        end = record.last_sequence if cap is None else min(record.last_sequence, start + cap)
+        items = decode_turns(turns, start, end)
+        if len(items) != max(0, end - start):  # a missing turn: fail closed, never a short read
+            raise StorageDataError(
+                f"stored journal of {session_resource(tenant_id, session_id)} is missing turns"
+            )
+        return SessionLoad(session=record, snapshot=snapshot, items=items)
 
     async def compact(
         self,

@@ -1,7 +1,15 @@
 """SQLAlchemy Core tables (spec 04 §3.3 layout, plus the durable-children table of §8.1.2).
 
-Table and column names follow the reference so a database written by the TypeScript SDK stays
-readable. JSON is TEXT (canonical text round-trips exactly; JSONB would reorder keys).
+This is the head schema (storage-v2 version 2, Alembic revision 0003). Version 1 followed the
+reference's layout (one journal row per session item, frozen in ``migrations/schema_v1.py``);
+decision D7 makes the layout ours, and version 2 stores the journal as one row per *append*
+(``storage_v2_session_turns``): the item ids, kinds and payloads of the append as JSON arrays.
+An append of 1,000 items is one row insert instead of 1,000 row and unique-index inserts, and a
+load reads one row per append. Item-id uniqueness, which the unique index used to enforce, is
+checked by the session store inside the append transaction (``_id_index``).
+
+The schema marker is 2, so a version-1 reader (the TypeScript SDK) refuses the file instead of
+misreading it. JSON is TEXT (canonical text round-trips exactly; JSONB would reorder keys).
 """
 
 from __future__ import annotations
@@ -17,10 +25,9 @@ from sqlalchemy import (
     PrimaryKeyConstraint,
     Table,
     Text,
-    UniqueConstraint,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The cross-language ``storage_v2_schema.version`` marker this code writes and accepts."""
 
 metadata = MetaData()
@@ -43,31 +50,37 @@ sessions = Table(
     Column("created_at", Text, nullable=False),
     Column("updated_at", Text, nullable=False),
     Column("last_sequence", BigInteger, nullable=False),
+    # A fresh random id per created session: with ``last_sequence`` it names one journal state
+    # (a session deleted and created again restarts its sequences under another incarnation).
+    Column("incarnation", Text, nullable=False, server_default="schema-v1"),
     PrimaryKeyConstraint("tenant_id", "session_id"),
     CheckConstraint("revision >= 0", name="storage_v2_sessions_revision"),
     CheckConstraint("last_sequence >= 0", name="storage_v2_sessions_last_sequence"),
 )
 Index("storage_v2_sessions_updated", sessions.c.tenant_id, sessions.c.updated_at)
 
-session_items = Table(
-    "storage_v2_session_items",
+session_turns = Table(
+    "storage_v2_session_turns",
     metadata,
     Column("tenant_id", Text, nullable=False),
     Column("session_id", Text, nullable=False),
-    Column("sequence", BigInteger, nullable=False),
-    Column("item_id", Text, nullable=False),
-    Column("kind", Text, nullable=False),
-    Column("payload_json", Text, nullable=False),
+    # The append's items have sequences first_sequence..last_sequence (no gaps between turns).
+    Column("last_sequence", BigInteger, nullable=False),
+    Column("first_sequence", BigInteger, nullable=False),
     Column("created_at", Text, nullable=False),
-    PrimaryKeyConstraint("tenant_id", "session_id", "sequence"),
-    UniqueConstraint("tenant_id", "session_id", "item_id"),
+    Column("item_ids_json", Text, nullable=False),  # JSON array of the item ids
+    Column("kinds_json", Text, nullable=False),  # one JSON string (every item) or an array
+    Column("item_created_at_json", Text, nullable=True),  # NULL: every item has created_at
+    Column("payloads_json", Text, nullable=False),  # JSON array of the payload objects
+    PrimaryKeyConstraint("tenant_id", "session_id", "last_sequence"),
     ForeignKeyConstraint(
         ["tenant_id", "session_id"], [sessions.c.tenant_id, sessions.c.session_id]
     ),
-    CheckConstraint("sequence > 0", name="storage_v2_session_items_sequence"),
+    CheckConstraint(
+        "first_sequence > 0 AND last_sequence >= first_sequence",
+        name="storage_v2_session_turns_sequences",
+    ),
 )
-# Revision 0001 also created ``storage_v2_session_items_tail`` on (tenant_id, session_id,
-# sequence); it duplicated the primary key and 0002 drops it.
 
 session_snapshots = Table(
     "storage_v2_session_snapshots",
@@ -182,16 +195,18 @@ json_v1_migrations = Table(
     PrimaryKeyConstraint("tenant_id", "source_id", "source_key"),
 )
 
-APPEND_ONLY_TABLES = ("storage_v2_session_items", "storage_v2_session_snapshots")
+APPEND_ONLY_TABLES = ("storage_v2_session_turns", "storage_v2_session_snapshots")
 
 
-def create_append_only_triggers(dialect: str) -> list[str]:
+def create_append_only_triggers(
+    dialect: str, tables: tuple[str, ...] = APPEND_ONLY_TABLES
+) -> list[str]:
     """DDL that makes journal and snapshot rows append-only (BEFORE UPDATE/DELETE raise)."""
     if dialect == "sqlite":
         return [
             f"CREATE TRIGGER IF NOT EXISTS {table}_no_{action.lower()} BEFORE {action} "
             f"ON {table} BEGIN SELECT RAISE(ABORT, '{table} rows are append-only'); END"
-            for table in APPEND_ONLY_TABLES
+            for table in tables
             for action in ("UPDATE", "DELETE")
         ]
     if dialect == "postgresql":
@@ -202,33 +217,31 @@ def create_append_only_triggers(dialect: str) -> list[str]:
             *(
                 f"CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
                 "FOR EACH ROW EXECUTE FUNCTION storage_v2_append_only()"
-                for table in APPEND_ONLY_TABLES
+                for table in tables
             ),
         ]
     return []
 
 
-def suspend_append_only_triggers(dialect: str) -> list[str]:
+def suspend_append_only_triggers(
+    dialect: str, tables: tuple[str, ...] = APPEND_ONLY_TABLES
+) -> list[str]:
     """DDL run in a maintenance transaction before deleting journal rows (migration rollback)."""
     if dialect == "sqlite":
         return [
             f"DROP TRIGGER IF EXISTS {table}_no_{action.lower()}"
-            for table in APPEND_ONLY_TABLES
+            for table in tables
             for action in ("UPDATE", "DELETE")
         ]
     if dialect == "postgresql":
-        return [
-            f"ALTER TABLE {table} DISABLE TRIGGER {table}_append_only"
-            for table in APPEND_ONLY_TABLES
-        ]
+        return [f"ALTER TABLE {table} DISABLE TRIGGER {table}_append_only" for table in tables]
     return []
 
 
-def resume_append_only_triggers(dialect: str) -> list[str]:
+def resume_append_only_triggers(
+    dialect: str, tables: tuple[str, ...] = APPEND_ONLY_TABLES
+) -> list[str]:
     """DDL that restores the triggers at the end of the maintenance transaction."""
     if dialect == "postgresql":
-        return [
-            f"ALTER TABLE {table} ENABLE TRIGGER {table}_append_only"
-            for table in APPEND_ONLY_TABLES
-        ]
-    return create_append_only_triggers(dialect)
+        return [f"ALTER TABLE {table} ENABLE TRIGGER {table}_append_only" for table in tables]
+    return create_append_only_triggers(dialect, tables)

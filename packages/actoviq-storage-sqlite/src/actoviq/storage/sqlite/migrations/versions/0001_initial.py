@@ -9,22 +9,23 @@ from __future__ import annotations
 
 from alembic import op
 
-from actoviq.storage.sqlite._tables import SCHEMA_VERSION, create_append_only_triggers, metadata
+from actoviq.storage.sqlite._tables import create_append_only_triggers
+from actoviq.storage.sqlite.migrations.schema_v1 import APPEND_ONLY_TABLES_V1, metadata_v1
 
 revision = "0001"
 down_revision = None
 branch_labels = None
 depends_on = None
 
-# ``_tables`` describes the head schema; what a later revision changed is restored here with
-# ``op`` calls, so 0001 always creates exactly the version-1 schema (0002 drops the tail index).
+# Version 1 exactly as shipped (``schema_v1``); 0002 drops the tail index, 0003 converts the
+# per-item journal to per-append turns.
 TAIL_INDEX = "storage_v2_session_items_tail"
 
 
 def upgrade() -> None:
     """Create the version-1 tables, the schema marker row and the append-only triggers."""
     bind = op.get_bind()
-    metadata.create_all(bind, checkfirst=True)
+    metadata_v1.create_all(bind, checkfirst=True)
     op.create_index(
         TAIL_INDEX,
         "storage_v2_session_items",
@@ -33,12 +34,12 @@ def upgrade() -> None:
     )
     op.execute(
         "INSERT INTO storage_v2_schema (singleton, version) "
-        f"SELECT 1, {SCHEMA_VERSION} WHERE NOT EXISTS (SELECT 1 FROM storage_v2_schema)"
+        "SELECT 1, 1 WHERE NOT EXISTS (SELECT 1 FROM storage_v2_schema)"
     )
-    for statement in create_append_only_triggers(bind.dialect.name):
+    for statement in create_append_only_triggers(bind.dialect.name, APPEND_ONLY_TABLES_V1):
         op.execute(statement)
 
 
 def downgrade() -> None:
     """Drop every table (destroys the data; for tests and throwaway databases only)."""
-    metadata.drop_all(op.get_bind())
+    metadata_v1.drop_all(op.get_bind())
