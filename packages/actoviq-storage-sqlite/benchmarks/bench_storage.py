@@ -9,8 +9,9 @@ Every scenario runs in a fresh subprocess so its peak RSS (``ru_maxrss``) is its
 * ``load``: after the turns, one ``SqliteRuntimeSessionAdapter.load`` of the whole history
   (canonical items decoded) and one raw ``SessionStore.load``;
 * ``snapshot-load``: a 100k-item session compacted to a summary snapshot, 10 more items, then a
-  load: the rows read are the session row, one snapshot and the 10-item tail (counted from the
-  result and confirmed with ``EXPLAIN QUERY PLAN``), compared with a full-history load.
+  load: the rows read are the session row, one snapshot and the one turn row holding the 10-item
+  tail (counted from the result and confirmed with ``EXPLAIN QUERY PLAN``: a primary-key range),
+  compared with a full-history load.
 """
 
 from __future__ import annotations
@@ -131,9 +132,9 @@ async def scenario(name: str, size: int, folder: Path) -> dict[str, Any]:
                 plan = (
                     await conn.execute(
                         text(
-                            "EXPLAIN QUERY PLAN SELECT * FROM storage_v2_session_items "
-                            "WHERE tenant_id = :t AND session_id = 's' AND sequence > :n "
-                            "ORDER BY sequence"
+                            "EXPLAIN QUERY PLAN SELECT * FROM storage_v2_session_turns "
+                            "WHERE tenant_id = :t AND session_id = 's' AND last_sequence > :n "
+                            "ORDER BY last_sequence"
                         ),
                         {"t": T, "n": snap.through_sequence},
                     )

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Sequence
-from itertools import chain, repeat
+from itertools import chain
 from typing import Any, NamedTuple, cast
 
 from actoviq.core import JsonObject, find_json_violation
@@ -144,27 +144,32 @@ def _fast_turn(items: Sequence[NewSessionItem], stamp: str) -> PreparedTurn | No
         tuple[tuple[str, ...], tuple[str, ...], tuple[JsonObject, ...], tuple[str | None, ...]],
         tuple(zip(*items, strict=True)),
     )
+    count = len(ids)
+    first_kind = kinds[0]
+    uniform_kind = type(first_kind) is str and kinds.count(first_kind) == count
     if (
         _types(cast(list[Any], ids)) != _STR_ONLY
         or "" in ids
-        or len(set(ids)) != len(ids)
-        or _types(cast(list[Any], kinds)) != _STR_ONLY
-        or "" in kinds
+        or len(set(ids)) != count
+        or (
+            not first_kind
+            if uniform_kind
+            else (_types(cast(list[Any], kinds)) != _STR_ONLY or "" in kinds)
+        )
         or _types(cast(list[Any], payloads)) != _DICT_ONLY
     ):
         return None
-    stamp_types = _types(stamps)
-    if stamp_types == _NONE_ONLY:
-        created = list(repeat(stamp, len(ids)))
-    elif stamp_types <= _STR_OR_NONE and "" not in stamps:
+    if stamps.count(None) == count:
+        created = [stamp] * count
+    elif _types(stamps) <= _STR_OR_NONE and "" not in stamps:
         created = [value or stamp for value in stamps]
     else:
         return None
-    body = list(payloads)
     try:
-        text = _encode(body)
+        text = _encode(payloads)
     except (ValueError, TypeError, RecursionError):
         return None
+    body = list(payloads)
     if not _exact_json_many(body):
         return None
     return _encode_turn(list(ids), list(kinds), body, created, stamp, text)
