@@ -93,3 +93,59 @@ def test_the_index_extends_in_place_and_evicts_the_least_recently_used() -> None
     index.commit(key_b, moved, ["r"], 3)
     assert index.start(key_b, "inc", 3) == (None, 0)
     assert not stale.clashes(["anything"])
+
+
+async def test_a_session_created_again_is_a_new_incarnation(tmp_path: Path) -> None:
+    from sqlalchemy import text
+
+    from actoviq.storage.sqlite._tables import (
+        resume_append_only_triggers,
+        suspend_append_only_triggers,
+    )
+
+    db = tmp_path / "inc.db"
+    async with await SqliteStorage.open(db) as one, await SqliteStorage.open(db) as two:
+        await one.sessions.create(tenant_id=T, session_id="s")
+        await one.sessions.append(
+            tenant_id=T, session_id="s", expected_revision=0, items=[_item("a")]
+        )
+        # ``two`` deletes the session the way the migrator's rollback does, creates it again and
+        # appends "b": the state is again at last_sequence 1, under another incarnation, and
+        # ``one``'s index still holds "a" for last_sequence 1.
+        async with two.database.write() as conn:
+            for statement in suspend_append_only_triggers("sqlite"):
+                await conn.execute(text(statement))
+            await conn.execute(text("DELETE FROM storage_v2_session_turns"))
+            await conn.execute(text("DELETE FROM storage_v2_sessions"))
+            for statement in resume_append_only_triggers("sqlite"):
+                await conn.execute(text(statement))
+        await two.sessions.create(tenant_id=T, session_id="s")
+        await two.sessions.append(
+            tenant_id=T, session_id="s", expected_revision=0, items=[_item("b")]
+        )
+        # "a" is not in the new session: the stale entry must not refuse it.
+        record = await one.sessions.append(
+            tenant_id=T, session_id="s", expected_revision=1, items=[_item("a", "new")]
+        )
+        assert (record.revision, record.last_sequence) == (2, 2)
+        loaded = await one.sessions.load(tenant_id=T, session_id="s")
+        assert [(i.item_id, i.payload["text"]) for i in loaded.items] == [
+            ("b", "same"),
+            ("a", "new"),
+        ]
+
+
+async def test_a_big_append_runs_on_a_worker_thread(tmp_path: Path) -> None:
+    async with await SqliteStorage.open(tmp_path / "big.db") as storage:
+        await storage.sessions.create(tenant_id=T, session_id="s")
+        before = storage.database.stats
+        big = [_item(f"i{n}", "x" * 1000) for n in range(1200)]  # > 1 MiB of payload JSON
+        await storage.sessions.append(tenant_id=T, session_id="s", expected_revision=0, items=big)
+        await storage.sessions.append(
+            tenant_id=T, session_id="s", expected_revision=1, items=[_item("small")]
+        )
+        after = storage.database.stats
+        assert after.thread_writes == before.thread_writes + 1
+        assert after.inline_writes == before.inline_writes + 1
+        loaded = await storage.sessions.load(tenant_id=T, session_id="s")
+        assert len(loaded.items) == 1201 and loaded.items[-1].item_id == "small"
