@@ -84,7 +84,7 @@ async def test_reopen_is_idempotent_and_newer_schema_is_refused(tmp_path: Path) 
     with pytest.raises(StorageSchemaError, match="newer actoviq-storage-sqlite") as caught:
         await SqliteStorage.open(db)
     assert caught.value.code == "STORAGE_DATA_INVALID"
-    from actoviq.storage.sqlite._engine import _upgrade_sync  # pyright: ignore[reportPrivateUsage]
+    from actoviq.storage.sqlite._schema import _upgrade_sync  # pyright: ignore[reportPrivateUsage]
 
     async with await SqliteStorage.open(":memory:") as storage, storage.database.write() as conn:
         await conn.execute(text("UPDATE storage_v2_schema SET version = 3"))
@@ -117,7 +117,7 @@ def _v1_database(db: Path, target: str) -> None:
     """A database at Alembic revision ``target`` (0001 or 0002) holding :data:`_V1_ITEMS`."""
     from alembic import command
 
-    from actoviq.storage.sqlite._engine import _alembic_config  # pyright: ignore[reportPrivateUsage]
+    from actoviq.storage.sqlite._schema import _alembic_config  # pyright: ignore[reportPrivateUsage]
 
     engine = create_engine(f"sqlite:///{db}")
     with engine.begin() as conn:
@@ -138,7 +138,7 @@ def _v1_database(db: Path, target: str) -> None:
 
 
 async def test_a_version_1_database_is_upgraded_to_turns(tmp_path: Path) -> None:
-    from actoviq.storage.sqlite._engine import SHIPPED_REVISIONS, known_revisions
+    from actoviq.storage.sqlite._schema import SHIPPED_REVISIONS, known_revisions
 
     db = tmp_path / "old.db"
     _v1_database(db, "0001")
@@ -221,7 +221,7 @@ async def test_a_version_1_database_is_upgraded_to_turns(tmp_path: Path) -> None
 async def test_the_turns_upgrade_downgrades_back_to_the_items(tmp_path: Path) -> None:
     from alembic import command
 
-    from actoviq.storage.sqlite._engine import _alembic_config  # pyright: ignore[reportPrivateUsage]
+    from actoviq.storage.sqlite._schema import _alembic_config  # pyright: ignore[reportPrivateUsage]
 
     db = tmp_path / "down.db"
     _v1_database(db, "0002")

@@ -1,4 +1,4 @@
-"""Engine setup: PRAGMAs, ``BEGIN IMMEDIATE`` writers, consistent readers, Alembic on open.
+"""Engine setup: PRAGMAs, ``BEGIN IMMEDIATE`` writers, consistent readers.
 
 Three ways to run a transaction:
 
@@ -38,7 +38,9 @@ yielding to other tasks. That suits the journal's small appends and loads; calle
 ``inline=False`` for big batches (thousands of rows) so the loop keeps serving other tasks.
 :attr:`Database.stats` counts which path each transaction took.
 
-Only imported by :meth:`SqliteStorage.open`, so importing the package never loads SQLAlchemy.
+:func:`open_database` upgrades the schema before returning (``_schema``: Alembic, refusing
+newer schemas). Only imported by :meth:`SqliteStorage.open`, so importing the package never
+loads SQLAlchemy.
 """
 
 from __future__ import annotations
@@ -50,34 +52,19 @@ import threading
 from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import attrs
-from sqlalchemy import create_engine, event, make_url, select, text
+from sqlalchemy import create_engine, event, make_url
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from actoviq.runtime.stores import StorageUnavailableError
 from actoviq.storage.sqlite._journal_sql import CoreJournalSql, DriverJournalSql, JournalSql
-from actoviq.storage.sqlite._tables import SCHEMA_VERSION, schema_table
-from actoviq.storage.sqlite.errors import StorageSchemaError
 
-if TYPE_CHECKING:
-    from alembic.config import Config
-
-MIGRATIONS = Path(__file__).with_name("migrations")
-SHIPPED_REVISIONS = ("0001", "0002", "0003")
-"""The Alembic revisions in ``migrations/versions``, oldest first; the last is the head.
-
-Opening a database already at the head reads ``alembic_version`` with one query and never
-imports Alembic (~22k objects, its template engine and the migration scripts), which keeps the
-open fast and the process heap, which every full garbage collection walks, small. A test checks
-this tuple against Alembic's own view of the scripts.
-"""
 _WRITE = "actoviq_write"
-_PG_LOCK_KEY = 0x61637476  # "actv": serialises concurrent schema upgrades on PostgreSQL
 _THREADS = 4  # worker threads per SQLite file: one writer at a time, readers alongside
 INLINE_CHECKPOINT_EVERY = 256
 """Inline write commits between two passive WAL checkpoints started on a worker thread.
@@ -88,25 +75,6 @@ INLINE_CHECKPOINT_EVERY = 256
 _BUSY_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
 
 T = TypeVar("T")
-
-
-def _alembic_config() -> Config:
-    from alembic.config import Config
-
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    return config
-
-
-def known_revisions() -> tuple[set[str], str]:
-    """Every Alembic revision this package ships, and the head (asks Alembic)."""
-    from alembic.script import ScriptDirectory
-
-    script = ScriptDirectory.from_config(_alembic_config())
-    head = script.get_current_head()
-    if head is None:  # pragma: no cover - the wheel always ships 0001
-        raise StorageSchemaError("actoviq-storage-sqlite ships no schema migrations.")
-    return {rev.revision for rev in script.walk_revisions()}, head
 
 
 @attrs.frozen(kw_only=True)
@@ -226,7 +194,7 @@ class Database:
                 await conn.execution_options(**{_WRITE: True})
                 await stack.enter_async_context(conn.begin())
             except OperationalError as error:
-                raise _unavailable(error) from error
+                raise unavailable(error) from error
             yield conn
 
     @contextlib.asynccontextmanager
@@ -379,7 +347,7 @@ class Database:
         except sqlite3.OperationalError as error:
             if _is_busy(error):
                 raise _Busy from error
-            raise _unavailable(error) from error
+            raise unavailable(error) from error
         try:
             result = work(conn)
             conn.execute("COMMIT")
@@ -387,7 +355,7 @@ class Database:
             self._rollback_inline(conn)
             if _is_busy(error):
                 raise _Busy from error
-            raise _unavailable(error) from error
+            raise unavailable(error) from error
         except BaseException:
             self._rollback_inline(conn)
             raise
@@ -469,7 +437,7 @@ def _transaction(engine: Engine, work: Callable[[Connection], T]) -> T:
             return work(conn)
     except (OperationalError, sqlite3.OperationalError) as error:
         # sqlite3's own errors come from the journal's driver SQL (``_journal_sql``).
-        raise _unavailable(error) from error
+        raise unavailable(error) from error
 
 
 def _driver_transaction(engine: Engine, work: Callable[[Any], T], writer: bool) -> T:
@@ -493,17 +461,18 @@ def _driver_transaction(engine: Engine, work: Callable[[Any], T], writer: bool) 
         finally:
             pooled.close()  # back to the pool (its reset is a no-op outside a transaction)
     except (OperationalError, sqlite3.OperationalError) as error:
-        raise _unavailable(error) from error
+        raise unavailable(error) from error
 
 
 async def _mapped(pending: Any) -> Any:
     try:
         return await pending
     except OperationalError as error:
-        raise _unavailable(error) from error
+        raise unavailable(error) from error
 
 
-def _unavailable(error: BaseException) -> StorageUnavailableError:
+def unavailable(error: BaseException) -> StorageUnavailableError:
+    """The :class:`StorageUnavailableError` reporting ``error`` (its type only, never its text)."""
     return StorageUnavailableError(f"Storage is unavailable: {type(error).__name__}", cause=error)
 
 
@@ -580,6 +549,8 @@ async def open_database(
         StorageUnavailableError: the driver is missing or the database cannot be opened.
         StorageSchemaError: the database was written by a newer schema.
     """
+    from actoviq.storage.sqlite._schema import upgrade_schema  # here: _schema imports _engine
+
     options: dict[str, Any] = {"echo": echo}
     is_sqlite = url.startswith("sqlite")
     if is_sqlite and ":memory:" in url:
@@ -608,53 +579,10 @@ async def open_database(
         engine, busy_timeout_ms=busy_timeout_ms, thread_engine=thread_engine, inline=inline
     )
     try:
-        await _upgrade(database)
+        await upgrade_schema(database)
         # Prepare / compile the session journal's statements now, not on the first append.
         await database.run_journal_write(database.journal_sql.warm)
     except BaseException:
         await database.aclose()
         raise
     return database
-
-
-async def _upgrade(database: Database) -> None:
-    try:
-        async with database.write() as conn:
-            if database.dialect == "postgresql":
-                await conn.execute(text(f"SELECT pg_advisory_xact_lock({_PG_LOCK_KEY})"))
-            await conn.run_sync(_upgrade_sync)
-    except (OSError, DBAPIError) as error:
-        if isinstance(error, DBAPIError) and not isinstance(error, OperationalError):
-            raise
-        raise _unavailable(error) from error
-
-
-def _current_revision(conn: Connection) -> str | None:
-    """The ``alembic_version`` row (None on a fresh database), as Alembic would read it."""
-    if not conn.dialect.has_table(conn, "alembic_version"):
-        return None
-    rows = conn.exec_driver_sql("SELECT version_num FROM alembic_version").all()
-    if len(rows) > 1:  # pragma: no cover - our history is linear; let Alembic report it
-        from alembic.runtime.migration import MigrationContext
-
-        return MigrationContext.configure(conn).get_current_revision()
-    return None if not rows else str(rows[0][0])
-
-
-def _upgrade_sync(conn: Connection) -> None:
-    revisions, head = set(SHIPPED_REVISIONS), SHIPPED_REVISIONS[-1]
-    current = _current_revision(conn)
-    if current is not None and current not in revisions:
-        raise StorageSchemaError(
-            f"Unsupported storage-v2 schema revision {current!r}: the database was written by a "
-            f"newer actoviq-storage-sqlite (this one knows up to {head!r}); upgrade the package."
-        )
-    if current != head:
-        from alembic import command
-
-        config = _alembic_config()
-        config.attributes["connection"] = conn
-        command.upgrade(config, "head")
-    version = conn.execute(select(schema_table.c.version)).scalar_one_or_none()
-    if version != SCHEMA_VERSION:
-        raise StorageSchemaError(f"Unsupported storage-v2 schema version {version}")
