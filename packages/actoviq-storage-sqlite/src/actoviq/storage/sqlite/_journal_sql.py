@@ -149,9 +149,9 @@ _SQL_TURNS = (
     "ORDER BY last_sequence"
 )
 _SQL_TURNS_UNTIL = (
-    _TURNS_SELECT + "WHERE tenant_id = ?1 AND session_id = ?2 AND last_sequence > ?3 "
+    _TURNS_SELECT + "WHERE tenant_id = ? AND session_id = ? AND last_sequence > ? "
     "AND last_sequence <= COALESCE((SELECT min(last_sequence) FROM storage_v2_session_turns "
-    "WHERE tenant_id = ?1 AND session_id = ?2 AND last_sequence >= ?4), ?4) "
+    "WHERE tenant_id = ? AND session_id = ? AND last_sequence >= ?), ?) "
     "ORDER BY last_sequence"
 )
 _SQL_TURN_IDS = (
@@ -172,7 +172,7 @@ def warm_driver_connection(dbapi_connection: Any) -> None:
         cursor.execute(_SQL_SESSION, _NO_KEY).fetchall()
         cursor.execute(_SQL_SNAPSHOT, _NO_KEY).fetchall()
         cursor.execute(_SQL_TURNS, (*_NO_KEY, 0)).fetchall()
-        cursor.execute(_SQL_TURNS_UNTIL, (*_NO_KEY, 0, 1)).fetchall()
+        cursor.execute(_SQL_TURNS_UNTIL, (*_NO_KEY, 0, *_NO_KEY, 1, 1)).fetchall()
         cursor.execute(_SQL_TURN_IDS, (*_NO_KEY, 0)).fetchall()
     finally:
         cursor.close()
@@ -211,7 +211,8 @@ class DriverJournalSql:
         """See :meth:`JournalSql.turns`."""
         if end is None:
             return conn.execute(_SQL_TURNS, (tenant, session, after)).fetchall()
-        return conn.execute(_SQL_TURNS_UNTIL, (tenant, session, after, end)).fetchall()
+        params = (tenant, session, after, tenant, session, end, end)
+        return conn.execute(_SQL_TURNS_UNTIL, params).fetchall()
 
     def turn_ids(self, conn: Any, tenant: str, session: str, after: int) -> list[Sequence[Any]]:
         """See :meth:`JournalSql.turn_ids`."""
