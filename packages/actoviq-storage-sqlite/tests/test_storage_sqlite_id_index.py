@@ -8,7 +8,7 @@ import pytest
 
 from actoviq.runtime import NewSessionItem, StorageDataError
 from actoviq.storage.sqlite import SqliteStorage
-from actoviq.storage.sqlite._id_index import SessionIdIndex
+from actoviq.storage.sqlite._id_index import IdLookup, SessionIdIndex
 
 T = "default"
 
@@ -75,21 +75,21 @@ def test_the_index_extends_in_place_and_evicts_the_least_recently_used() -> None
     key_a, key_b = ("t", "a"), ("t", "b")
     base, after = index.start(key_a, "inc", 0)
     assert (base, after) == (None, 0)
-    index.commit(key_a, index.lookup(None, 0, "inc", 0, []), ["x", "y"], 2)
+    index.commit(key_a, IdLookup("inc", 0, None, 0, frozenset([])), ["x", "y"], 2)
     base, after = index.start(key_a, "inc", 2)
     assert base is not None and after == 2
-    lookup = index.lookup(base, after, "inc", 2, [])
+    lookup = IdLookup("inc", 2, base, after, frozenset([]))
     assert lookup.clashes(["y"]) and not lookup.clashes(["z"])
     # Another incarnation, or a state older than the entry: read everything again.
     assert index.start(key_a, "other", 2) == (None, 0)
     assert index.start(key_a, "inc", 1) == (None, 0)
-    index.commit(key_b, index.lookup(None, 0, "inc", 0, ["p"]), ["q"], 2)
+    index.commit(key_b, IdLookup("inc", 0, None, 0, frozenset(["p"])), ["q"], 2)
     assert index.size == 2  # "a" (2 ids) was evicted to stay within 3
     assert index.start(key_a, "inc", 2) == (None, 0)
     # A commit whose base moved on meanwhile drops the entry instead of guessing.
-    stale = index.lookup(None, 0, "inc", 2, [])
+    stale = IdLookup("inc", 2, None, 0, frozenset([]))
     base_b, after_b = index.start(key_b, "inc", 2)
-    moved = index.lookup(base_b, after_b - 1, "inc", 2, [])
+    moved = IdLookup("inc", 2, base_b, after_b - 1, frozenset([]))
     index.commit(key_b, moved, ["r"], 3)
     assert index.start(key_b, "inc", 3) == (None, 0)
     assert not stale.clashes(["anything"])

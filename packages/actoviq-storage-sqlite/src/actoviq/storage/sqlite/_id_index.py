@@ -75,17 +75,6 @@ class SessionIdIndex:
             return None, 0
         return entry, entry.last_sequence
 
-    def lookup(
-        self,
-        base: _Entry | None,
-        base_last: int,
-        incarnation: str,
-        last_sequence: int,
-        read: Iterable[str],
-    ) -> IdLookup:
-        """Bundle what the append read (see :class:`IdLookup`)."""
-        return IdLookup(incarnation, last_sequence, base, base_last, frozenset(read))
-
     def commit(
         self, key: tuple[str, str], lookup: IdLookup, new_ids: Iterable[str], last: int
     ) -> None:

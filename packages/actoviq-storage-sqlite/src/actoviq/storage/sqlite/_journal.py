@@ -17,7 +17,7 @@ Load (trust boundary): turn columns are re-checked (integers, texts, contiguous 
 lengths equal to the turn's item count) and the arrays of many turns are parsed by one
 ``json.loads`` each, with non-finite numbers refused, so a corrupt row fails closed with
 ``StorageDataError``. ``json.loads`` returns strict JSON by construction, so the checked columns
-become ``StoredSessionItem`` tuples directly.
+become a ``StoredItems`` (records are built only when read) without further walks.
 """
 
 from __future__ import annotations

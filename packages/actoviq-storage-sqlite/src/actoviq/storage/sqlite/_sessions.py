@@ -6,9 +6,11 @@ in the append's transaction against ``_id_index`` (the ids of the locked state).
 Every operation is one synchronous function of a ``Connection`` run by
 :meth:`Database.run_write` / :meth:`Database.run_read`: on a SQLite file the whole transaction is
 one hop to a worker thread, on PostgreSQL it is the async engine's ``run_sync``. The hot path
-(append, load) goes through :attr:`Database.journal_sql`: driver SQL on a SQLite file, Core
-elsewhere. The rarer statements (create, conflicts, compaction, listing) stay in Core, built once
-at import (bound parameters only), so SQLAlchemy compiles each once per dialect.
+(append, load) goes through :meth:`Database.run_journal_write` / ``run_journal_read`` and
+:attr:`Database.journal_sql`: driver SQL on a SQLite file (inline on the event loop when the
+transaction is small), Core elsewhere. The rarer statements (create, conflicts, compaction,
+listing) stay in Core, built once at import (bound parameters only), so SQLAlchemy compiles
+each once per dialect.
 """
 
 from __future__ import annotations
@@ -251,7 +253,7 @@ class SqlSessionStore:
             if read_after < before:
                 for _, ids in decode_id_rows(sql.turn_ids(conn, tenant_id, session_id, read_after)):
                     read.extend(ids)
-            lookup = index.lookup(base, read_after, incarnation, before, read)
+            lookup = IdLookup(incarnation, before, base, read_after, frozenset(read))
             if lookup.clashes(turn.ids):
                 raise _IdClash
             sql.insert_turn(
