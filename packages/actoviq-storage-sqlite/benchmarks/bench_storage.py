@@ -171,7 +171,7 @@ def main() -> None:
     parser.add_argument(
         "--single-max",
         type=int,
-        default=10000,
+        default=100000,
         help="largest size run as single-item appends (each is one transaction)",
     )
     parser.add_argument("--scenario")

@@ -293,3 +293,25 @@ def test_corrupt_turns_fail_closed(rows: list[tuple[Any, ...]], message: str) ->
     # StorageDataError (STORAGE_DATA_INVALID): a corrupt row is never read as a shorter journal.
     with pytest.raises(StorageDataError, match=message):
         decode_turns(rows, 0, None)
+
+
+def test_turns_of_both_shapes_decode_together_and_windows_cut_across_them() -> None:
+    rows = [
+        (1, 2, STAMP, '["a","b"]', '"text"', None, '[{"n":1},{"n":2}]'),
+        (3, 4, "T2", '["c","d"]', '["tool_call","text"]', '["T3","T4"]', '[{"n":3},{"n":4}]'),
+        (5, 5, "T5", '["e"]', '"text"', None, '[{"n":5}]'),
+    ]
+    every = decode_turns(rows, 0, None)
+    assert [(i.sequence, i.item_id, i.kind, i.payload["n"], i.created_at) for i in every] == [
+        (1, "a", "text", 1, STAMP),
+        (2, "b", "text", 2, STAMP),
+        (3, "c", "tool_call", 3, "T3"),
+        (4, "d", "text", 4, "T4"),
+        (5, "e", "text", 5, "T5"),
+    ]
+    window = decode_turns(rows, 1, 3)
+    assert [(i.sequence, i.item_id, i.kind, i.created_at) for i in window] == [
+        (2, "b", "text", STAMP),
+        (3, "c", "tool_call", "T3"),
+    ]
+    assert window.sequences == range(2, 4)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Sequence
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any, NamedTuple, cast
 
 from actoviq.core import JsonObject, find_json_violation
@@ -108,6 +108,12 @@ _DICT_VALUES = cast(Callable[[dict[Any, Any]], Iterable[Any]], dict.values)  # p
 
 
 _NEW_ITEM_ONLY: set[type] = {NewSessionItem}
+_NEXT = (1).__add__
+_GT = int.__gt__
+
+
+def _count(last: int, first: int) -> int:
+    return last - first + 1
 
 
 def _dump_payload(value: JsonObject, label: str) -> str:
@@ -322,6 +328,8 @@ def decode_turns(rows: Sequence[Sequence[Any]], after: int, end: int | None) -> 
     """Turn rows (:data:`TurnRow`, ascending) → the stored items with ``after < sequence <= end``.
 
     ``end`` None means up to the newest item. The rows must be contiguous and cover ``after + 1``.
+    Every check runs over whole columns (type sets, lengths against the turns' item counts), so
+    a session of many small turns costs about what one of a few big turns does.
 
     Raises:
         StorageDataError: a column of the wrong type, a gap or overlap between turns, an array
@@ -344,74 +352,74 @@ def decode_turns(rows: Sequence[Sequence[Any]], after: int, end: int | None) -> 
         raise _fail("item_created_at_json", "must be text or NULL")
     if firsts[0] < 1 or firsts[0] > after + 1 or max(lasts) > MAX_SAFE_INTEGER:
         raise _fail("first_sequence", "does not continue the journal")
-    if any(b != a + 1 for a, b in zip(lasts, firsts[1:], strict=False)) or any(
-        last < first for first, last in zip(firsts, lasts, strict=True)
-    ):
+    if firsts[1:] != tuple(map(_NEXT, lasts[:-1])) or any(map(_GT, firsts, lasts)):
         raise _fail("last_sequence", "leaves a gap or overlap between turns")
-    all_ids = _parse_arrays(ids_texts, "item_ids_json")
+    counts = list(map(_count, lasts, firsts))
+    ids = _flatten(_parse_arrays(ids_texts, "item_ids_json"), counts, _STR_ONLY)
+    if ids is None:
+        raise _fail("item_ids_json", "must be an array of the turn's item ids")
+    payloads = _flatten(_parse_arrays(payload_texts, "payloads_json"), counts, _DICT_ONLY)
+    if payloads is None:
+        raise _fail("payloads_json", "must be an array of the turn's payload objects")
     all_kinds = _parse_arrays(kinds_texts, "kinds_json")
-    all_payloads = _parse_arrays(payload_texts, "payloads_json")
-    out_ids: list[str] = []
-    out_kinds: list[str] = []
-    out_payloads: list[JsonObject] = []
-    out_stamps: list[str] = []
-    for index, first in enumerate(firsts):
-        count = lasts[index] - first + 1
-        ids: Any = all_ids[index]
-        payloads: Any = all_payloads[index]
-        kinds: Any = all_kinds[index]
-        if (
-            type(ids) is not list
-            or len(cast(list[Any], ids)) != count
-            or _types(cast(list[Any], ids)) != _STR_ONLY
-        ):
-            raise _fail("item_ids_json", "must be an array of the turn's item ids")
-        if (
-            type(payloads) is not list
-            or len(cast(list[Any], payloads)) != count
-            or _types(cast(list[Any], payloads)) != _DICT_ONLY
-        ):
-            raise _fail("payloads_json", "must be an array of the turn's payload objects")
-        kind_column: Sequence[str]
-        if type(kinds) is str:
-            kind_column = [kinds] * count
-        elif (
-            type(kinds) is list
-            and len(cast(list[Any], kinds)) == count
-            and _types(cast(list[Any], kinds)) == _STR_ONLY
-        ):
-            kind_column = cast(list[str], kinds)
-        else:
+    if _types(all_kinds) == _STR_ONLY:  # one kind per turn, the usual case
+        kinds: list[Any] | None = list(chain.from_iterable(map(repeat, all_kinds, counts)))
+    else:
+        kinds = _flatten([_spread(k, n) for k, n in zip(all_kinds, counts, strict=True)], counts)
+        if kinds is None or _types(kinds) != _STR_ONLY:
             raise _fail("kinds_json", "must be a string or an array of the turn's kinds")
-        created_text = created_texts[index]
-        stamp_column: Sequence[str] = [stamps[index]] * count
-        if created_text is not None:
-            created: Any = _parse_arrays([created_text], "item_created_at_json")[0]
-            if (
-                type(created) is not list
-                or len(cast(list[Any], created)) != count
-                or _types(cast(list[Any], created)) != _STR_ONLY
-            ):
-                raise _fail("item_created_at_json", "must be an array of the turn's timestamps")
-            stamp_column = cast(list[str], created)
-        id_column = cast(list[str], ids)
-        payload_column = cast(list[JsonObject], payloads)
-        if first <= after or (end is not None and lasts[index] > end):
-            low = max(0, after - first + 1)
-            high = count if end is None else min(count, end - first + 1)
-            id_column, kind_column = id_column[low:high], kind_column[low:high]
-            payload_column, stamp_column = payload_column[low:high], stamp_column[low:high]
-        out_ids.extend(id_column)
-        out_kinds.extend(kind_column)
-        out_payloads.extend(payload_column)
-        out_stamps.extend(stamp_column)
+    created: list[Any] | None
+    if created_texts.count(None) == len(created_texts):
+        created = list(chain.from_iterable(map(repeat, stamps, counts)))
+    else:
+        spread = [
+            repeat(stamp, n) if text is None else _parse_arrays([text], "item_created_at_json")[0]
+            for stamp, text, n in zip(stamps, created_texts, counts, strict=True)
+        ]
+        created = _flatten([_spread(v, n) for v, n in zip(spread, counts, strict=True)], counts)
+        if created is None or _types(created) != _STR_ONLY:
+            raise _fail("item_created_at_json", "must be an array of the turn's timestamps")
+    low = after - firsts[0] + 1  # the first turn may start before ``after``
+    high = len(ids) if end is None else min(len(ids), end - firsts[0] + 1)
+    if low or high != len(ids):
+        ids, kinds, payloads, created = (
+            ids[low:high],
+            kinds[low:high],
+            payloads[low:high],
+            created[low:high],
+        )
     return StoredItems(
         first_sequence=after + 1,
-        item_ids=out_ids,
-        kinds=out_kinds,
-        payloads=out_payloads,
-        created_at=out_stamps,
+        item_ids=cast(list[str], ids),
+        kinds=cast(list[str], kinds),
+        payloads=cast(list[JsonObject], payloads),
+        created_at=cast(list[str], created),
     )
+
+
+def _spread(value: Any, count: int) -> Any:
+    """A turn's column as a list (one string or a ``repeat`` stands for ``count`` equal values).
+
+    Anything else is left as it is, to be checked by :func:`_flatten`.
+    """
+    if type(value) is str:
+        return [value] * count
+    return list(cast(Iterable[Any], value)) if type(value) is repeat else value
+
+
+def _flatten(
+    arrays: list[Any], counts: list[int], items: set[type] | None = None
+) -> list[Any] | None:
+    """Concatenate per-turn arrays, or None if one is not a list of its turn's length.
+
+    With ``items``, every element must be of exactly those types.
+    """
+    if _types(arrays) != _LIST_ONLY or list(map(len, arrays)) != counts:
+        return None
+    flat = list(chain.from_iterable(arrays))
+    if items is not None and flat and _types(flat) != items:
+        return None
+    return flat
 
 
 def decode_id_rows(rows: Sequence[Sequence[Any]]) -> list[tuple[int, list[str]]]:
