@@ -8,6 +8,8 @@ Every scenario runs in a fresh subprocess so its peak RSS (``ru_maxrss``) is its
 * ``append-single``: N single-item appends (one transaction each, CAS on the revision);
 * ``load``: after the turns, one ``SqliteRuntimeSessionAdapter.load`` of the whole history
   (canonical items decoded) and one raw ``SessionStore.load``;
+* ``load-small-turns``: N items appended in 3-item turns (a runtime session's shape), then a
+  raw load (median of 5);
 * ``snapshot-load``: a 100k-item session compacted to a summary snapshot, 10 more items, then a
   load: the rows read are the session row, one snapshot and the one turn row holding the 10-item
   tail (counted from the result and confirmed with ``EXPLAIN QUERY PLAN``: a primary-key range),
@@ -21,6 +23,7 @@ import asyncio
 import json
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,6 +39,7 @@ from actoviq.storage.sqlite import SqliteRuntimeSessionAdapter, SqliteStorage
 
 T = "bench"
 TURN = 1000
+SMALL_TURN = 3
 
 
 def _item(n: int) -> NewSessionItem:
@@ -102,6 +106,28 @@ async def scenario(name: str, size: int, folder: Path) -> dict[str, Any]:
             adapter_ms = (time.perf_counter() - start) * 1000
             assert len(history.items) == size
             result.update(rawLoadMs=raw_ms, transcriptLoadMs=adapter_ms, rssBeforeLoadMb=rss_before)
+        elif name == "load-small-turns":
+            # A runtime session: many small appends (3 items, e.g. a user message, a tool call
+            # and its result), then a load of the whole journal (median of 5 in this process).
+            await storage.sessions.create(tenant_id=T, session_id="s")
+            revision = 0
+            for first in range(0, size, SMALL_TURN):
+                batch = [_item(n) for n in range(first, min(first + SMALL_TURN, size))]
+                record = await storage.sessions.append(
+                    tenant_id=T, session_id="s", expected_revision=revision, items=batch
+                )
+                revision = record.revision
+            samples: list[float] = []
+            for _ in range(5):
+                start = time.perf_counter()
+                loaded = await storage.sessions.load(tenant_id=T, session_id="s")
+                samples.append((time.perf_counter() - start) * 1000)
+                assert len(loaded.items) == size
+            result.update(
+                rawLoadMs=statistics.median(samples),
+                samplesMs=samples,
+                turnRows=-(-size // SMALL_TURN),
+            )
         elif name == "snapshot-load":
             await _fill_turns(storage, size)
             record = await storage.sessions.get(tenant_id=T, session_id="s")
@@ -187,7 +213,7 @@ def main() -> None:
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as folder:
         for size in sizes:
-            for name in ("append-turns", "append-single", "load"):
+            for name in ("append-turns", "append-single", "load", "load-small-turns"):
                 if name == "append-single" and size > args.single_max:
                     results.append({"scenario": name, "items": size, "skipped": "--single-max"})
                     continue

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, repeat
 from typing import Any, NamedTuple, cast
@@ -110,10 +111,7 @@ _DICT_VALUES = cast(Callable[[dict[Any, Any]], Iterable[Any]], dict.values)  # p
 _NEW_ITEM_ONLY: set[type] = {NewSessionItem}
 _NEXT = (1).__add__
 _GT = int.__gt__
-
-
-def _count(last: int, first: int) -> int:
-    return last - first + 1
+_PREVIOUS = (-1).__add__
 
 
 def _dump_payload(value: JsonObject, label: str) -> str:
@@ -291,19 +289,16 @@ def _parse_arrays(texts: Sequence[str], field: str) -> list[Any]:
             failing batch is parsed alone, so the message is about the first bad one).
     """
     decode = _DECODER.decode
-    if sum(map(len, texts)) > _SMALL_TEXT * len(texts):
+    total = sum(map(len, texts))
+    if total > _SMALL_TEXT * len(texts):
         try:
             return [decode(text) for text in texts]
         except ValueError as error:
             raise _fail(field, f"is not valid JSON: {error}") from None
     out: list[Any] = []
-    start = 0
-    while start < len(texts):
-        end, size = start, 0
-        while end < len(texts) and (end == start or size < _DECODE_TEXT):
-            size += len(texts[end])
-            end += 1
-        batch = texts[start:end]
+    per_call = max(1, _DECODE_TEXT * len(texts) // max(1, total))  # texts per json.loads
+    for start in range(0, len(texts), per_call):
+        batch = texts[start : start + per_call]
         try:
             out.extend(decode("[" + ",".join(batch) + "]"))
         except ValueError:
@@ -313,7 +308,6 @@ def _parse_arrays(texts: Sequence[str], field: str) -> list[Any]:
                 except ValueError as error:
                     raise _fail(field, f"is not valid JSON: {error}") from None
             raise _fail(field, "is not valid JSON") from None  # pragma: no cover - one failed
-        start = end
     if len(out) != len(texts):
         raise _fail(field, "is not valid JSON")  # "1],[2" smuggled an extra value in
     return out
@@ -354,7 +348,7 @@ def decode_turns(rows: Sequence[Sequence[Any]], after: int, end: int | None) -> 
         raise _fail("first_sequence", "does not continue the journal")
     if firsts[1:] != tuple(map(_NEXT, lasts[:-1])) or any(map(_GT, firsts, lasts)):
         raise _fail("last_sequence", "leaves a gap or overlap between turns")
-    counts = list(map(_count, lasts, firsts))
+    counts = list(map(operator.sub, lasts, map(_PREVIOUS, firsts)))
     ids = _flatten(_parse_arrays(ids_texts, "item_ids_json"), counts, _STR_ONLY)
     if ids is None:
         raise _fail("item_ids_json", "must be an array of the turn's item ids")
