@@ -315,3 +315,18 @@ def test_turns_of_both_shapes_decode_together_and_windows_cut_across_them() -> N
         (3, "c", "tool_call", "T3"),
     ]
     assert window.sequences == range(2, 4)
+
+
+class _Kind(str):
+    """A ``str`` subclass equal to a plain kind: strict rules refuse it anyway."""
+
+
+def test_a_kind_that_only_compares_equal_is_refused_like_the_shared_rules_do() -> None:
+    items = [
+        NewSessionItem(item_id="a", kind="text", payload={}),
+        NewSessionItem(item_id="b", kind=_Kind("text"), payload={}),
+    ]
+    assert _fast_turn(items) == _reference_turn(items)
+    # StorageDataError: the shared message for a kind that is not exactly a non-empty str.
+    with pytest.raises(StorageDataError, match="kind must be a non-empty string"):
+        prepare_turn(items, STAMP)

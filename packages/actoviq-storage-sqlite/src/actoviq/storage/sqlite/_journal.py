@@ -149,23 +149,20 @@ def _fast_turn(items: Sequence[NewSessionItem], stamp: str) -> PreparedTurn | No
         tuple(zip(*items, strict=True)),
     )
     count = len(ids)
-    first_kind = kinds[0]
-    uniform_kind = type(first_kind) is str and kinds.count(first_kind) == count
+    # Exact types first: ``count``/``in`` compare with ``==``, which a subclass may answer.
     if (
         _types(cast(list[Any], ids)) != _STR_ONLY
         or "" in ids
         or len(set(ids)) != count
-        or (
-            not first_kind
-            if uniform_kind
-            else (_types(cast(list[Any], kinds)) != _STR_ONLY or "" in kinds)
-        )
+        or _types(cast(list[Any], kinds)) != _STR_ONLY
+        or "" in kinds
         or _types(cast(list[Any], payloads)) != _DICT_ONLY
     ):
         return None
-    if stamps.count(None) == count:
+    stamp_types = _types(stamps)
+    if stamp_types == _NONE_ONLY:
         created = [stamp] * count
-    elif _types(stamps) <= _STR_OR_NONE and "" not in stamps:
+    elif stamp_types <= _STR_OR_NONE and "" not in stamps:
         created = [value or stamp for value in stamps]
     else:
         return None
