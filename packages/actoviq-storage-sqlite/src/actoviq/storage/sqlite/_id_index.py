@@ -20,7 +20,7 @@ dropped (a dropped session is read again on its next append).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import attrs
 
@@ -50,12 +50,11 @@ class IdLookup:
     base_last: int
     read: frozenset[str]
 
-    def clashes(self, ids: Iterable[str]) -> bool:
-        """True when one of ``ids`` is already in the state."""
-        wanted = ids if isinstance(ids, set) else set(ids)
-        if not self.read.isdisjoint(wanted):
+    def clashes(self, ids: Sequence[str]) -> bool:
+        """True when one of ``ids`` is already in the state (no set is built from ``ids``)."""
+        if not self.read.isdisjoint(ids):
             return True
-        return self.base is not None and not self.base.ids.isdisjoint(wanted)
+        return self.base is not None and not self.base.ids.isdisjoint(ids)
 
 
 class SessionIdIndex:

@@ -98,7 +98,6 @@ _encode = _make_encode()
 # Exact types (``type(x) is ...``, never subclasses); floats reaching here are already finite.
 _LEAVES: frozenset[type] = frozenset({str, int, float, bool, type(None)})
 _CONTAINERS: frozenset[type] = _LEAVES | {dict, list}
-_NESTED: set[type] = {dict, list}
 _DICT: type = dict  # compared by identity without narrowing ``object`` to ``dict[Unknown, ...]``
 _STR_ONLY: set[type] = {str}
 _DICT_ONLY: set[type] = {dict}
