@@ -114,6 +114,7 @@ def test_invalid_envelopes_raise_typed_errors() -> None:
         run_event_from_json(bad_data)
 
 
+@pytest.mark.oracle
 def test_golden_run_event_envelopes_load_and_dump_identically() -> None:
     golden = json.loads(GOLDEN.read_text("utf-8"))
     count = 0

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import httpx2
+from oracle_data import load_golden
 
 from actoviq.core import ModelRefParts, TextItem
 from actoviq.providers import ModelRequest, ResolvedModel
@@ -16,8 +17,7 @@ from actoviq.providers.anthropic import AnthropicProvider
 from actoviq.providers.openai import OpenAIChatProvider, OpenAIResponsesProvider
 
 SECRET = "sk-test-SECRET-value-0123456789"
-CORPUS = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpus"
-GOLDEN = Path(__file__).resolve().parents[3] / ".." / "shared" / "golden"
+CORPUS = Path(__file__).resolve().parent / "data" / "corpus"
 ADAPTERS = ("openai-responses", "openai-chat", "anthropic")
 CORPUS_API = {
     "openai-responses": "openai-responses",
@@ -34,13 +34,11 @@ def resolved_model(provider: str, model: str = "test-model") -> ResolvedModel:
 
 
 def golden_vectors(folder: str) -> list[tuple[str, dict[str, Any]]]:
-    """``(adapter, vector)`` for every vector in ``GOLDEN/<folder>/<adapter>.json``."""
+    """``(adapter, vector)`` for every vector in the golden ``<folder>/<adapter>.json``."""
     return [
         (adapter, vector)
         for adapter in ADAPTERS
-        for vector in json.loads((GOLDEN / folder / f"{adapter}.json").read_text("utf-8"))[
-            "vectors"
-        ]
+        for vector in load_golden(folder, f"{adapter}.json")["vectors"]
     ]
 
 

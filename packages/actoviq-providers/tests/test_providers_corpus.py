@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from oracle_data import require_files
 from providers_support import CORPUS, CORPUS_API, SECRET, Recorder, make_adapter
 
 from actoviq.core import (
@@ -25,9 +26,8 @@ from actoviq.core import (
 )
 from actoviq.providers import ALL_CAPABILITIES, ModelRequest, ModelResponse, ModelStreamEvent
 
-FILES = sorted(CORPUS.glob("*/*.json")) if CORPUS.is_dir() else []
-if not FILES:
-    pytest.skip(f"corpus not found at {CORPUS}", allow_module_level=True)
+pytestmark = pytest.mark.oracle
+FILES = require_files(CORPUS, "*/*.json")
 CONTENTS: dict[Path, Any] = {path: json.loads(path.read_text("utf-8")) for path in FILES}
 REQUEST = ModelRequest(model="replay-model", input=[])
 

@@ -1,4 +1,4 @@
-"""Golden request vectors (``shared/golden/provider-requests``): preflight and request bodies.
+"""Golden request vectors (golden ``provider-requests``): preflight and request bodies.
 
 1. When the reference's preflight with the adapter's default capabilities failed, the port's
    preflight raises a ``CapabilityError`` with the same ``to_json()`` (before any network call).
@@ -31,6 +31,7 @@ from actoviq.providers import (
 )
 from actoviq.providers.mapping import MappingOptions, anthropic, openai_chat, openai_responses
 
+pytestmark = pytest.mark.oracle
 Json = Any
 Override = Callable[[Json, Json], None]  # (expected body, request wire JSON)
 BUILDERS: dict[str, Any] = {

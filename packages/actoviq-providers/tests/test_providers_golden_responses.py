@@ -1,4 +1,4 @@
-"""Golden response vectors (``shared/golden/provider-responses``) and provider usage cases.
+"""Golden response vectors (golden ``provider-responses``) and provider usage cases.
 
 Generate vectors compare ``expected.response``; stream vectors run the provider events through a
 real :class:`ModelStream` with the adapter's pure mapper and compare ``expected.stream_events``
@@ -13,13 +13,12 @@ else), so the rest of the vector is still compared exactly.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from oracle_data import load_golden
 from providers_support import (
-    GOLDEN,
     assert_json_equal,
     golden_vectors,
     resolved_model,
@@ -40,6 +39,7 @@ MAPPERS: dict[str, Any] = {
     "openai-chat": openai_chat.ChatStreamMapper,
     "anthropic": anthropic.AnthropicStreamMapper,
 }
+pytestmark = pytest.mark.oracle
 Json = Any
 
 
@@ -402,9 +402,7 @@ def test_comparator_is_type_strict_for_bools() -> None:
 
 # --- usage.json provider_usage.cases ------------------------------------------------------------
 
-USAGE_CASES: list[dict[str, Any]] = json.loads((GOLDEN / "usage.json").read_text("utf-8"))[
-    "provider_usage"
-]["cases"]
+USAGE_CASES: list[dict[str, Any]] = load_golden("usage.json")["provider_usage"]["cases"]
 USAGE_OVERRIDES: dict[tuple[str, str], dict[str, int]] = {
     # 02 §6.8 item 13 (D4): the port maps Chat audio tokens (6 in, 12 out).
     ("openai-chat", "cached-reasoning-audio"): {"audioInputTokens": 6, "audioOutputTokens": 12},

@@ -1,4 +1,4 @@
-"""Driving ``AgentRuntime`` with the scenarios of ``shared/golden/run-events.json``.
+"""Driving ``AgentRuntime`` with the scenarios of the golden ``run-events.json``.
 
 Builds the golden tools and the scripted provider turns, runs each leg (``run``, ``stream``,
 ``resume``) and normalises what the port produced the way the golden README says (event ids,
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any, cast
 
 import attrs
+from oracle_data import load_golden as load_golden_file
 from runtime_testkit import RecordingCheckpointStore
 
 from actoviq.core import AgentSpec, JsonObject, JsonValue, RunResult, items_from_json, to_json
@@ -30,14 +30,13 @@ from actoviq.runtime import (
     json_schema_input,
 )
 
-GOLDEN_FILE = Path(__file__).resolve().parents[3].parent / "shared" / "golden" / "run-events.json"
 _ISO_MS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 _TIMESTAMP_KEYS = frozenset({"timestamp", "startedAt", "completedAt", "deadlineAt"})
 
 
 def load_golden() -> JsonObject:
     """The parsed ``run-events.json``."""
-    return cast(JsonObject, json.loads(GOLDEN_FILE.read_text("utf-8")))
+    return cast(JsonObject, load_golden_file("run-events.json"))
 
 
 def _returns(name: str, value: JsonObject) -> JsonObject:

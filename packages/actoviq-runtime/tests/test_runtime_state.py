@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from oracle_data import load_golden
 
 from actoviq.core import Interruption, TextItem, ToolCallItem, ToolResultItem, Usage
 from actoviq.events import TraceContext
@@ -20,11 +20,9 @@ from actoviq.runtime import (
     SerializedRunState,
 )
 
-GOLDEN = Path(__file__).resolve().parents[3].parent / "shared" / "golden" / "run-events.json"
-
 
 def _golden_v1_state() -> dict[str, Any]:
-    data = json.loads(GOLDEN.read_text("utf-8"))
+    data = load_golden("run-events.json")
     scenario = next(s for s in data["scenarios"] if s["name"] == "approval-approve")
     state = copy.deepcopy(scenario["legs"][0]["serialized_run_state_at_interruption"])
     # placeholders are not valid hex ids: substitute real ones
@@ -96,6 +94,7 @@ def test_v2_round_trip_is_lossless_and_json() -> None:
     assert pending[1]["result"]["output"] is None  # JSON null output is kept
 
 
+@pytest.mark.oracle
 def test_reads_reference_v1_state_with_one_pending_tool() -> None:
     state = SerializedRunState.from_json(_golden_v1_state())
     assert state.schema_version == 2
