@@ -375,10 +375,14 @@ class AnthropicStreamMapper(BaseStreamMapper):
         return out
 
     def _merge_usage(self, raw: dict[str, Any]) -> None:
-        """message_delta usage is cumulative: keep the field-wise maximum of the raw counters."""
+        """message_delta usage is cumulative: each counter it reports replaces the earlier one.
+
+        Not a field-wise maximum (the reference's rule): after server-side compaction the final
+        counts are lower than ``message_start``'s and equal the non-streamed ``usage``.
+        """
         for key, value in raw.items():
             if isinstance(value, int) and not isinstance(value, bool):
-                self._raw_usage[key] = max(self._raw_usage.get(key, 0), value)
+                self._raw_usage[key] = value
         self._usage = anthropic_usage(self._raw_usage)
 
     def _delta(self, index: int, delta: Mapping[str, Any]) -> list[ModelStreamEvent]:
