@@ -2,110 +2,30 @@
 
 New corpus files are picked up without changes here. Assertions per interaction: no exception for
 200 (the typed error with ``retryable`` by status otherwise), every output item canonical or raw,
-tool calls with id/name/object input, usage equal to the recorded numbers, and the streamed text
-deltas concatenating to the final text.
+the streamed text deltas concatenating to the final text, and the canonical response equal to what
+the recording says, read independently by ``corpus_readers`` (id, final text, tool-call ids, names
+and arguments, finish reason, reasoning item count, every usage field).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from corpus_readers import USAGE_FIELDS, Recorded, read_recorded
 from oracle_data import require_files
-from providers_support import CORPUS, CORPUS_API, SECRET, Recorder, make_adapter
+from providers_support import CORPUS, CORPUS_API, SECRET, Recorder, make_adapter, strict_diff
 
-from actoviq.core import (
-    ITEM_TYPES,
-    ProviderTransportError,
-    RawItem,
-    TextItem,
-    ToolCallItem,
-    Usage,
-)
+from actoviq.core import ITEM_TYPES, ProviderTransportError, RawItem, ReasoningItem, ToolCallItem
 from actoviq.providers import ALL_CAPABILITIES, ModelRequest, ModelResponse, ModelStreamEvent
 
 pytestmark = pytest.mark.oracle
 FILES = require_files(CORPUS, "*/*.json")
 CONTENTS: dict[Path, Any] = {path: json.loads(path.read_text("utf-8")) for path in FILES}
 REQUEST = ModelRequest(model="replay-model", input=[])
-
-
-def _d(value: Any) -> dict[str, Any]:
-    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
-
-
-def _recorded_usage(api: str, response: dict[str, Any]) -> dict[str, int] | None:
-    """Expected usage from the recorded response (JSON body or SSE), independent of the adapter."""
-    if "body" in response:
-        usage: Any = _d(response["body"]).get("usage")
-        return _expected(api, _d(usage)) if isinstance(usage, dict) else None
-    events = _sse(response["sse"])
-    if api == "openai-responses":
-        done = ("response.completed", "response.incomplete", "response.failed")
-        for event in reversed(events):
-            final = _d(event.get("response"))
-            if event.get("type") in done and isinstance(final.get("usage"), dict):
-                return _expected(api, _d(final["usage"]))
-        return None
-    if api == "openai-chat":
-        usages = [_d(e["usage"]) for e in events if isinstance(e.get("usage"), dict)]
-        return _expected(api, usages[-1]) if usages else None
-    merged: dict[str, int] = {}
-    for event in events:
-        found: Any = None
-        if event.get("type") == "message_delta":
-            found = event.get("usage")
-        elif event.get("type") == "message_start":
-            found = _d(event.get("message")).get("usage")
-        for key, value in _d(found).items():
-            if isinstance(value, int):
-                merged[key] = max(merged.get(key, 0), value)
-    return _expected(api, merged) if merged else None
-
-
-def _expected(api: str, usage: dict[str, Any]) -> dict[str, int]:
-    def num(value: Any) -> int:
-        return value if isinstance(value, int) else 0
-
-    if api == "openai-responses":
-        return {
-            "input_tokens": num(usage.get("input_tokens")),
-            "output_tokens": num(usage.get("output_tokens")),
-            "cache_read_tokens": num(_d(usage.get("input_tokens_details")).get("cached_tokens")),
-            "reasoning_tokens": num(_d(usage.get("output_tokens_details")).get("reasoning_tokens")),
-        }
-    if api == "openai-chat":
-        return {
-            "input_tokens": num(usage.get("prompt_tokens")),
-            "output_tokens": num(usage.get("completion_tokens")),
-            "total_tokens": num(usage.get("total_tokens")),
-            "cache_read_tokens": num(_d(usage.get("prompt_tokens_details")).get("cached_tokens")),
-        }
-    read = num(usage.get("cache_read_input_tokens"))
-    write = num(usage.get("cache_creation_input_tokens"))
-    return {
-        "input_tokens": num(usage.get("input_tokens")) + read + write,
-        "output_tokens": num(usage.get("output_tokens")),
-        "cache_read_tokens": read,
-        "cache_write_tokens": write,
-    }
-
-
-def _sse(text: str) -> list[dict[str, Any]]:
-    events: list[dict[str, Any]] = []
-    for line in text.splitlines():
-        if line.startswith("data:"):
-            payload = line[5:].strip()
-            if payload and payload != "[DONE]":
-                try:
-                    value = json.loads(payload)
-                except ValueError:
-                    continue
-                if isinstance(value, dict):
-                    events.append(cast(dict[str, Any], value))
-    return events
 
 
 def _check_output(response: ModelResponse) -> None:
@@ -119,52 +39,91 @@ def _check_output(response: ModelResponse) -> None:
             assert SECRET not in json.dumps(item.value)
 
 
-def _check_usage(usage: Usage, expected: dict[str, int] | None) -> None:
-    if expected is None:
-        return
-    for field, value in expected.items():
-        assert getattr(usage, field) == value, (field, usage)
+def _compare(final: ModelResponse, recorded: Recorded, label: str) -> None:
+    """The canonical response says what the recording says (read by ``corpus_readers``)."""
+    calls = [(i.id, i.name, i.input) for i in final.output if isinstance(i, ToolCallItem)]
+    actual = Recorded(
+        id=final.id if recorded.id is not None else None,
+        text=final.text,
+        tool_calls=cast(list[tuple[str, str, dict[str, Any]]], calls),
+        finish=final.finish_reason,
+        reasoning=sum(isinstance(i, ReasoningItem) for i in final.output),
+        usage={name: cast(int, getattr(final.usage, name)) for name in USAGE_FIELDS},
+    )
+    diff = strict_diff(*(json.loads(json.dumps(asdict(r))) for r in (recorded, actual)))
+    assert diff is None, f"{label}: {diff}"
+
+
+async def _replay(api: str, response: dict[str, Any]) -> tuple[ModelResponse, list[str]]:
+    """The recorded response through the adapter's real SDK client: streamed for SSE recordings
+    (with the text deltas), ``generate`` for JSON ones."""
+    body = (
+        response["sse"].encode() if "sse" in response else json.dumps(response.get("body")).encode()
+    )
+    recorder = Recorder([(response["status"], response["content_type"], body)])
+    adapter = make_adapter(api, recorder, capabilities=ALL_CAPABILITIES)
+    deltas: list[str] = []
+    async with adapter:
+        if "sse" not in response:
+            return await adapter.generate(REQUEST), deltas
+        events: list[ModelStreamEvent] = []
+        async with adapter.stream(REQUEST) as stream:
+            async for event in stream:
+                events.append(event)
+                if event.type == "text.delta":
+                    deltas.append(event.delta)
+            final = await stream.final_response()
+    assert [e.type for e in events].count("response.completed") == 1
+    return final, deltas
 
 
 @pytest.mark.parametrize("path", FILES, ids=[f"{p.parent.name}/{p.stem}" for p in FILES])
 async def test_corpus_file_replays(path: Path) -> None:
     data = CONTENTS[path]
     api = CORPUS_API[data["api"]]
-    for interaction in data["interactions"]:
+    for number, interaction in enumerate(data["interactions"]):
         response = interaction["response"]
         status = response["status"]
-        body = (
-            response["sse"].encode()
-            if "sse" in response
-            else json.dumps(response.get("body")).encode()
-        )
-        recorder = Recorder([(status, response["content_type"], body)])
-        adapter = make_adapter(api, recorder, capabilities=ALL_CAPABILITIES)
-        async with adapter:
-            if status >= 400:
-                with pytest.raises(ProviderTransportError) as info:
-                    await adapter.generate(REQUEST)
-                assert info.value.status == status
-                assert info.value.retryable is (status in (408, 409, 429) or status >= 500)
-                assert SECRET not in str(info.value) and SECRET not in repr(info.value)
-                continue
-            if "sse" in response:
-                deltas: list[str] = []
-                events: list[ModelStreamEvent] = []
-                async with adapter.stream(REQUEST) as stream:
-                    async for event in stream:
-                        events.append(event)
-                        if event.type == "text.delta":
-                            deltas.append(event.delta)
-                    final = await stream.final_response()
-                assert [e.type for e in events].count("response.completed") == 1
-                text = "".join(i.text for i in final.output if isinstance(i, TextItem))
-                assert "".join(deltas) == text
-            else:
-                final = await adapter.generate(REQUEST)
-            _check_output(final)
-            _check_usage(final.usage, _recorded_usage(api, response))
-            assert final.id
+        label = f"{path.parent.name}/{path.stem}#{number}"
+        if status >= 400:
+            with pytest.raises(ProviderTransportError) as info:
+                await _replay(api, response)
+            assert info.value.status == status
+            assert info.value.retryable is (status in (408, 409, 429) or status >= 500)
+            assert SECRET not in str(info.value) and SECRET not in repr(info.value)
+            continue
+        final, deltas = await _replay(api, response)
+        _check_output(final)
+        if "sse" in response:
+            assert "".join(deltas) == final.text, label
+        _compare(final, read_recorded(data["api"], response), label)
+        assert final.id
+
+
+async def test_the_replay_notices_a_recording_that_says_otherwise() -> None:
+    """Each compared fact, changed in the recording's reading, fails the comparison."""
+    path = (
+        CORPUS
+        / "openai-responses"
+        / "test_openai_responses_model_simple_response_with_tool_call.json"
+    )
+    response = json.loads(path.read_text("utf-8"))["interactions"][0]["response"]
+    final, _ = await _replay("openai-responses", response)
+    recorded = read_recorded("openai-responses", response)
+    _compare(final, recorded, "as recorded")
+    call_id, name, arguments = recorded.tool_calls[0]
+    changes = [
+        {"id": "other-id"},
+        {"text": recorded.text + "x"},
+        {"tool_calls": [(call_id + "x", name, arguments)]},
+        {"tool_calls": [(call_id, name, {**arguments, "extra": 1})]},
+        {"finish": "stop"},
+        {"reasoning": recorded.reasoning + 1},
+        *({"usage": {**recorded.usage, key: recorded.usage[key] + 1}} for key in USAGE_FIELDS),
+    ]
+    for change in changes:
+        with pytest.raises(AssertionError):
+            _compare(final, replace(recorded, **change), "changed")
 
 
 def test_corpus_count_reported() -> None:
