@@ -59,6 +59,14 @@ FACES: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# Names of a package that exists but whose issue is still being built: each must be absent (so the
+# entry is removed the day the name lands, like a strict xfail) and is reported as a skip.
+PENDING: dict[str, frozenset[str]] = {
+    "actoviq.orchestration": frozenset(
+        {"agent_as_tool", "execute_handoff", "BackgroundChildManager", "WorkflowGraph"}
+    ),
+}
+
 
 def _present(module: str) -> bool:
     try:
@@ -73,9 +81,15 @@ def test_overview_names_import_from_their_documented_module(module: str) -> None
         pytest.skip(f"{module} is not part of the workspace yet")
     loaded = importlib.import_module(module)
     exported = set(getattr(loaded, "__all__", ()))
+    pending = PENDING.get(module, frozenset())
     for name in FACES[module]:
+        if name in pending:
+            assert not hasattr(loaded, name), f"{module}.{name} landed: remove it from PENDING"
+            continue
         assert hasattr(loaded, name), f"{module}.{name} is missing"
         assert name in exported, f"{module}.{name} is not listed in __all__"
+    if pending:
+        pytest.skip(f"{module}: still being built: {', '.join(sorted(pending))}")
 
 
 def test_core_error_is_the_runtime_error_class() -> None:

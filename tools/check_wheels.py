@@ -49,6 +49,14 @@ NOT_IN_CLOSURE: dict[str, set[str]] = {
     "actoviq-events": {"opentelemetry-sdk"},
     "actoviq-runtime": {"openai", "anthropic", "sqlalchemy", "opentelemetry-sdk"},
     "actoviq-workflow": {"actoviq-runtime", "actoviq-events", "actoviq-providers"},
+    "actoviq-orchestration": {
+        "actoviq-workflow",
+        "actoviq-storage-sqlite",
+        "sqlalchemy",
+        "openai",
+        "anthropic",
+        "opentelemetry-sdk",
+    },
 }
 # modules that must not be imported by `import <module>`
 IMPORT_FORBIDDEN: dict[str, tuple[str, ...]] = {
