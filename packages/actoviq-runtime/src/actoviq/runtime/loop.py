@@ -39,7 +39,7 @@ from actoviq.core import (
     empty_usage,
     to_iso,
 )
-from actoviq.events import RunEvent, RunEventSequencer, TraceContext
+from actoviq.events import RunEvent, RunEventSequencer, TraceContext, use_trace_context
 from actoviq.providers import ModelProvider, ModelResponse
 from actoviq.runtime.errors import RunDeadlineExceededError
 from actoviq.runtime.handle import EventBuffer
@@ -330,7 +330,10 @@ class RunExecution:
             RunDeadlineExceededError(run_id=self.run_id),
         )
         try:
-            return await self._settle()
+            # Tools, middleware and runs started inside this run see its trace (S8): a run they
+            # start becomes a child of this one. The task owns its context copy.
+            with use_trace_context(self.trace):
+                return await self._settle()
         finally:
             timer.cancel()
 

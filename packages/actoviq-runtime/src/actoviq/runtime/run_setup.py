@@ -20,6 +20,7 @@ from actoviq.core import (
     ItemValidationError,
     JsonObject,
     PreservedItem,
+    RunError,
     RunLimitsPatch,
     TextItem,
     empty_usage,
@@ -38,6 +39,7 @@ from actoviq.runtime.state import SerializedRunState
 
 __all__ = [
     "RunOptions",
+    "adopted_trace",
     "cancel_reason",
     "consume_task",
     "fresh_state",
@@ -63,6 +65,9 @@ class RunOptions(TypedDict, total=False):
         run_id: the run id (a new UUID when omitted).
         parent_run_id: the parent run of a child run.
         parent_trace: the parent's trace context (else the current one, else a root trace).
+        trace: the run's own trace context, adopted verbatim (no new span): an orchestration
+            scope's trace. Its ``run_id`` is the run's id; ``parent_run_id``/``parent_trace``
+            must then be omitted.
         limits: limits merged over the agent's and the runtime's.
     """
 
@@ -76,6 +81,7 @@ class RunOptions(TypedDict, total=False):
     run_id: str | None
     parent_run_id: str | None
     parent_trace: TraceContext | None
+    trace: TraceContext | None
     limits: RunLimitsPatch | None
 
 
@@ -123,6 +129,34 @@ def run_trace(
     return trace
 
 
+def adopted_trace(run_id: str | None, options: RunOptions) -> TraceContext | None:
+    """The caller's own trace for the run (``trace`` option), checked against the other options.
+
+    Raises:
+        RunError: ``RUN_TRACE_INVALID``: not a :class:`TraceContext`, its run id is not the
+            run's, or ``parent_run_id``/``parent_trace`` were given as well.
+    """
+    trace = options.get("trace")
+    if trace is None:
+        return None
+    if not isinstance(trace, TraceContext):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise _trace_error(f"trace must be a TraceContext, got {type(trace).__name__}.")
+    if run_id is not None and run_id != trace.run_id:
+        raise _trace_error(f'trace.run_id "{trace.run_id}" is not the run id "{run_id}".')
+    if options.get("parent_trace") is not None or (
+        options.get("parent_run_id") is not None
+        and options.get("parent_run_id") != trace.parent_run_id
+    ):
+        raise _trace_error(
+            "trace is adopted verbatim: do not also pass parent_trace/parent_run_id."
+        )
+    return trace
+
+
+def _trace_error(message: str) -> RunError:
+    return RunError(message, code="RUN_TRACE_INVALID", phase="runtime")
+
+
 def fresh_state(
     agent: AgentSpec[Any, Any],
     digest: str,
@@ -148,7 +182,8 @@ def fresh_state(
         agent_id=agent.id,
         agent_config_digest=digest,
         status="running",
-        trace=run_trace(run_id, options.get("parent_run_id"), options.get("parent_trace"), ids=ids),
+        trace=options.get("trace")
+        or run_trace(run_id, options.get("parent_run_id"), options.get("parent_trace"), ids=ids),
         started_at=iso_now(),
         turn=0,
         input=tuple(items),

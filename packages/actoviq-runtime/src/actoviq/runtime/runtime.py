@@ -59,7 +59,13 @@ from actoviq.runtime.loop import RunExecution, RunSeed
 from actoviq.runtime.middleware import MiddlewareDefinition, MiddlewarePipeline, MiddlewareRegistry
 from actoviq.runtime.parts import AgentEntry, RuntimeParts
 from actoviq.runtime.resume import check_decisions, check_resumable, resume_deadline
-from actoviq.runtime.run_setup import RunOptions, cancel_reason, consume_task, fresh_state
+from actoviq.runtime.run_setup import (
+    RunOptions,
+    adopted_trace,
+    cancel_reason,
+    consume_task,
+    fresh_state,
+)
 from actoviq.runtime.services import RuntimeServices
 from actoviq.runtime.state import SerializedRunState
 from actoviq.runtime.stores import RunCheckpointStore
@@ -264,7 +270,9 @@ class AgentRuntime:
         limits = options.get("limits")
         resolved = resolve_limits(entry, self.default_limits, limits)
         run_id = options.get("run_id")
-        run_id = run_id if run_id is not None else _new_run_id()
+        trace = adopted_trace(run_id, options)
+        if run_id is None:
+            run_id = trace.run_id if trace is not None else _new_run_id()
         if run_id in self._active:
             raise RunAlreadyActiveError(run_id)
         state = fresh_state(agent, entry.digest, run_id, input, options, ids=self._ids)
@@ -321,7 +329,7 @@ class AgentRuntime:
         ``options`` are the keyword options of :class:`~actoviq.runtime.run_setup.RunOptions`
         (``context``, ``signal``, ``session_id``, ``tenant_id``, ``expected_session_revision``,
         ``workspace_id``, ``metadata``, ``run_id``, ``parent_run_id``, ``parent_trace``,
-        ``limits``; all default None).
+        ``trace``, ``limits``; all default None).
 
         Returns a :class:`RunResult` with status ``completed``, ``interrupted`` (see
         ``result.interruptions`` / ``result.state``) or ``cancelled``; raises when the run fails.
