@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 
+import attrs
 import pytest
 
 from actoviq.core import (
@@ -10,7 +11,9 @@ from actoviq.core import (
     AbortSignal,
     ActoviqError,
     CapabilityError,
+    HandoffCallItem,
     Interruption,
+    ItemValidationError,
     RunError,
     RunResult,
     TextItem,
@@ -191,3 +194,34 @@ def test_iso_now_matches_to_iso_of_the_same_millisecond() -> None:
     assert before <= stamp <= after
     assert len(stamp) == len("2026-07-11T00:00:00.000Z")
     assert stamp.endswith("Z")
+
+
+def test_run_result_handoff_round_trips_and_is_absent_when_none() -> None:
+    call = HandoffCallItem(
+        id="call-9", target_agent_id="billing", input={}, metadata={"handoffId": "to-billing"}
+    )
+    result: RunResult[str] = RunResult(
+        run_id="r",
+        agent_id="triage",
+        status="completed",
+        output="",
+        items=(),
+        usage=UsageAccumulator().snapshot(),
+        started_at="2026-07-11T00:00:00.000Z",
+        completed_at="2026-07-11T00:00:01.000Z",
+        handoff=call,
+    )
+    wire = json.loads(json.dumps(to_json(result)))
+    assert wire["handoff"] == {
+        "type": "handoff_call",
+        "id": "call-9",
+        "targetAgentId": "billing",
+        "input": {},
+        "metadata": {"handoffId": "to-billing"},
+    }
+    assert from_json(RunResult[str], wire) == result
+    plain = to_json(attrs.evolve(result, handoff=None))
+    assert isinstance(plain, dict) and "handoff" not in plain
+    wire["handoff"] = {"type": "text", "role": "user", "text": "x"}
+    with pytest.raises(ItemValidationError, match="handoff_call"):
+        from_json(RunResult[str], wire)

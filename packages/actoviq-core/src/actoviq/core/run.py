@@ -11,8 +11,14 @@ import attrs
 from actoviq.core._unset import UNSET, Unset
 from actoviq.core._validate import check_json
 from actoviq.core.abort import AbortSignal
-from actoviq.core.converter import converter, items_from_json, register_wire_class
-from actoviq.core.items import CanonicalItem
+from actoviq.core.converter import (
+    converter,
+    item_from_json,
+    items_from_json,
+    register_wire_class,
+)
+from actoviq.core.errors import ItemValidationError
+from actoviq.core.items import CanonicalItem, HandoffCallItem
 from actoviq.core.json import JsonObject, JsonValue
 from actoviq.core.usage import Usage, UsageAccumulator, normalize_usage_delta
 
@@ -118,7 +124,9 @@ class RunResult(Generic[TOutput]):
     """The outcome of a run.
 
     ``interruptions`` and ``state`` are set when ``status == "interrupted"``: ``state`` is the
-    serialised run state (JSON) to pass to ``resume``.
+    serialised run state (JSON) to pass to ``resume``. ``handoff`` is set when a completed run
+    ended because the model handed the conversation to another agent (one of the agent's
+    ``handoffs``): orchestration executes it; ``output`` is then the assistant's text so far.
     """
 
     run_id: str
@@ -133,6 +141,14 @@ class RunResult(Generic[TOutput]):
     metadata: JsonObject | None = None
     interruptions: tuple[Interruption, ...] = ()
     state: JsonObject | None = None
+    handoff: HandoffCallItem | None = None
+
+
+def _handoff_from_json(data: Any) -> HandoffCallItem:
+    item = item_from_json(data)
+    if not isinstance(item, HandoffCallItem):
+        raise ItemValidationError("RunResult.handoff must be a handoff_call item.", field="handoff")
+    return item
 
 
 register_wire_class(Interruption)
@@ -144,5 +160,6 @@ register_wire_class(
         "interruptions": lambda data: tuple(
             converter.structure(entry, Interruption) for entry in data
         ),
+        "handoff": _handoff_from_json,
     },
 )
