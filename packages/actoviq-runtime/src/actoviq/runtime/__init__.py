@@ -32,6 +32,11 @@ from actoviq.runtime.handle import (
     RunHandle,
 )
 from actoviq.runtime.handoff import HandoffRequest, HandoffRequestError
+from actoviq.runtime.handoff_tools import (
+    HANDOFF_TOOL_INPUT_SCHEMA,
+    HandoffToolError,
+    handoff_tool_definitions,
+)
 from actoviq.runtime.middleware import (
     MIDDLEWARE_STAGE_ORDER,
     MiddlewareConfigurationError,
@@ -201,6 +206,7 @@ __all__ = [
     "DEFAULT_TENANT_ID",
     "DROPPED_EVENT_TYPE",
     "DURABLE_CHILD_STATUSES",
+    "HANDOFF_TOOL_INPUT_SCHEMA",
     "MIDDLEWARE_STAGE_ORDER",
     "RUN_STATE_SCHEMA_VERSION",
     "WELL_KNOWN_SERVICES",
@@ -221,6 +227,7 @@ __all__ = [
     "FrozenJson",
     "HandoffRequest",
     "HandoffRequestError",
+    "HandoffToolError",
     "InMemoryArtifactMetadataStore",
     "InMemoryCheckpointStore",
     "InMemoryDurableChildStore",
@@ -338,6 +345,7 @@ __all__ = [
     "failure_result",
     "format_failure",
     "freeze_json",
+    "handoff_tool_definitions",
     "idempotency_key_for",
     "is_middleware_stage",
     "is_parallel_safe",

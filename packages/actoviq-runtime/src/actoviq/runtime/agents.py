@@ -12,6 +12,7 @@ from typing import Any
 
 from actoviq.core import AgentSpec, RunLimits, RunLimitsPatch, TextItem
 from actoviq.providers import ModelOutputSchema
+from actoviq.runtime.handoff_tools import handoff_tools
 from actoviq.runtime.middleware import MiddlewarePipeline, MiddlewareRegistry
 from actoviq.runtime.parts import AgentEntry
 from actoviq.runtime.tools import ToolRegistry
@@ -42,12 +43,14 @@ def build_agent_entry(
     Raises:
         MiddlewareRegistryError: an unknown middleware reference.
         MiddlewarePriorityConflictError: agent and runtime middleware clash.
+        HandoffToolError: a handoff id is not a tool name, is duplicated or names a tool.
     """
     if agent.middleware:
         pipeline = middleware.compose(registry.resolve(agent.middleware))
     else:
         pipeline = middleware
     order = tuple(ref if isinstance(ref, str) else ref.id for ref in agent.tools)
+    handoffs = handoff_tools(agent.id, agent.handoffs, order) if agent.handoffs else {}
     output = agent.output
     instructions = agent.instructions
     return AgentEntry(
@@ -56,6 +59,7 @@ def build_agent_entry(
         pipeline=pipeline,
         tool_names=frozenset(order),
         tool_order=order,
+        handoffs=handoffs,
         system_item=TextItem(role="system", text=instructions)
         if isinstance(instructions, str) and instructions
         else None,

@@ -1,6 +1,8 @@
 """``AgentRuntime.before_handoff``: the explicit handoff lifecycle (spec 03 §1.21, ADR-005).
 
-The runtime never turns model ``handoff_call`` items into handoffs. Orchestration calls
+The runtime offers an agent's ``handoffs`` to the model as tools and ends the run with
+``RunResult.handoff`` when the model calls one (:mod:`actoviq.runtime.handoff_tools`); it never runs
+the target itself. Orchestration executes the handoff and calls
 ``before_handoff(request)`` after its input filter and before the child run: the request is
 validated, the ``beforeHandoff`` middleware stage of the source agent's pipeline (or the
 runtime's, when the source agent is not registered) may rewrite the input, and the result must

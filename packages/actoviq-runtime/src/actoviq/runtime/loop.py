@@ -27,6 +27,7 @@ from actoviq.core import (
     AgentSpec,
     CanonicalItem,
     GuardrailDecision,
+    HandoffCallItem,
     Interruption,
     JsonObject,
     JsonValue,
@@ -55,7 +56,7 @@ from actoviq.runtime.model_turn import model_turn
 from actoviq.runtime.parts import AgentEntry, RuntimeParts
 from actoviq.runtime.run_input import load_session, prepare_input, start_transcript
 from actoviq.runtime.run_outcomes import run_cancelled, run_failed, run_interrupted
-from actoviq.runtime.run_output import finalize
+from actoviq.runtime.run_output import finalize, hand_off
 from actoviq.runtime.state import ResolvedDecision, RunStateStatus, SerializedRunState
 from actoviq.runtime.stores import RuntimeSessionStore
 from actoviq.runtime.tools import InterruptionDecision, PendingTool
@@ -166,6 +167,7 @@ class RunExecution:
         self.terminal = False
         self._start_emitted = False
         self.last_response: ModelResponse | None = None
+        self.handoff: HandoffCallItem | None = None  # the model's handoff of the current turn
         self.provider_route: tuple[object, ModelProvider] | None = None
         if seed.signal is not None:
             seed.signal.add_listener(self.abort)
@@ -393,6 +395,8 @@ class RunExecution:
             from actoviq.runtime.tool_turn import finish_turn
 
             await finish_turn(self, self.decisions)
+            if self.handoff is not None:
+                return await hand_off(self, self.last_response)
         return await self._turns()
 
     # -- extension points -------------------------------------------------------------------------
@@ -435,6 +439,8 @@ class RunExecution:
 
             await finish_turn(self, {})
             await self.stage(MiddlewareStage.AFTER_TURN, lambda ctx: None, lambda: None)
+            if self.handoff is not None:
+                return await hand_off(self, response)
         if response is None or (
             self.turn >= limits.max_turns
             and any(isinstance(item, ToolCallItem) for item in response.output)

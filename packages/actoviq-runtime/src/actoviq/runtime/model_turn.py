@@ -21,6 +21,7 @@ from actoviq.providers import (
     ModelResponse,
     ModelToolDefinition,
 )
+from actoviq.runtime.handoff_tools import handoff_tool_definitions
 from actoviq.runtime.middleware import MiddlewareInvariantViolationError, MiddlewareStage
 from actoviq.runtime.stream_events import model_ref_json, stream_event_payload
 
@@ -142,6 +143,8 @@ def _tool_definitions(run: RunExecution) -> tuple[ModelToolDefinition, ...]:
                 input_schema=descriptor.input.json_schema,
             )
         )
+    if run.entry.handoffs:
+        definitions.extend(handoff_tool_definitions(tuple(run.entry.handoffs.values())))
     return tuple(definitions)
 
 

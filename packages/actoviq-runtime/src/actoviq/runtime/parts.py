@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-from actoviq.core import AgentSpec, ModelRefParts, RunLimits, TextItem
+from actoviq.core import AgentSpec, HandoffRef, ModelRefParts, RunLimits, TextItem
 from actoviq.events import Clock, EventDispatcher, IdFactory
 from actoviq.providers import ModelOutputSchema, ModelRegistry, ModelToolDefinition
 from actoviq.runtime.concurrency import RunGate, SessionLocks
@@ -45,7 +46,8 @@ class AgentEntry:
 
     ``limits`` caches ``limits_base.merged(spec.limits)`` (valid while the runtime's
     ``default_limits`` is still ``limits_base``); ``system_item`` is the system message of a static
-    string instruction (items are immutable, so every run can share it).
+    string instruction (items are immutable, so every run can share it); ``handoffs`` maps the
+    tool name the model sees to each declared handoff.
     """
 
     spec: AgentSpec[Any, Any]
@@ -58,3 +60,4 @@ class AgentEntry:
     limits_base: RunLimits | None = None
     limits: RunLimits | None = None
     system_item: TextItem | None = None
+    handoffs: Mapping[str, HandoffRef] = attrs.field(factory=lambda: {})

@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from actoviq.core import ActoviqError, Interruption, JsonObject, RunResult, iso_now
+from actoviq.core import (
+    ActoviqError,
+    HandoffCallItem,
+    Interruption,
+    JsonObject,
+    RunResult,
+    iso_now,
+)
 from actoviq.events import error_data
 
 if TYPE_CHECKING:
@@ -28,6 +35,7 @@ def run_result(
     *,
     interruptions: Sequence[Interruption] = (),
     state: JsonObject | None = None,
+    handoff: HandoffCallItem | None = None,
 ) -> RunResult[Any]:
     """The run's result with ``status`` and ``output`` (completed now)."""
     return RunResult(
@@ -43,6 +51,7 @@ def run_result(
         metadata=run.metadata,
         interruptions=tuple(interruptions),
         state=state,
+        handoff=handoff,
     )
 
 

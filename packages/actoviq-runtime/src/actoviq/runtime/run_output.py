@@ -18,7 +18,7 @@ from actoviq.runtime.run_outcomes import run_result
 if TYPE_CHECKING:
     from actoviq.runtime.loop import RunExecution
 
-__all__ = ["default_output", "finalize"]
+__all__ = ["default_output", "finalize", "hand_off"]
 
 
 def default_output(run: RunExecution, response: ModelResponse) -> Any:
@@ -41,6 +41,10 @@ def default_output(run: RunExecution, response: ModelResponse) -> Any:
         else:
             value = cast(JsonValue, response.structured_output)
         return schema.parse(value) if schema.parse is not None else value
+    return _assistant_text(response)
+
+
+def _assistant_text(response: ModelResponse) -> str:
     return "".join(
         item.text
         for item in response.output
@@ -72,7 +76,36 @@ async def finalize(run: RunExecution, response: ModelResponse) -> RunResult[Any]
             )
     if run.session_id is not None:
         await _commit_session(run, run.session_id)
-    result = run_result(run, "completed", output)
+    return await _complete(run, run_result(run, "completed", output))
+
+
+async def hand_off(run: RunExecution, response: ModelResponse | None) -> RunResult[Any]:
+    """Complete the run because the model handed off (``result.handoff`` set).
+
+    ``finalizeOutput`` and the output guardrails do not run (the target agent produces the
+    answer); the output is the assistant text of the handoff turn. The session is committed and
+    ``afterRun`` runs as for any completed run; ``handoff.requested`` precedes ``run.completed``.
+    """
+    handoff = run.handoff
+    assert handoff is not None
+    output = _assistant_text(response) if response is not None else ""
+    if run.session_id is not None:
+        await _commit_session(run, run.session_id)
+    metadata = handoff.metadata or {}
+    requested: JsonObject = {
+        "handoffId": metadata.get("handoffId"),
+        "callId": handoff.id,
+        "sourceAgentId": run.agent.id,
+        "targetAgentId": handoff.target_agent_id,
+    }
+    return await _complete(
+        run, run_result(run, "completed", output, handoff=handoff), before=requested
+    )
+
+
+async def _complete(
+    run: RunExecution, result: RunResult[Any], *, before: JsonObject | None = None
+) -> RunResult[Any]:
     if run.pipeline.has(MiddlewareStage.AFTER_RUN):
         replaced = await run.pipeline.run_with_error_stage(
             MiddlewareStage.AFTER_RUN,
@@ -89,6 +122,8 @@ async def finalize(run: RunExecution, response: ModelResponse) -> RunResult[Any]
     run.status = "completed"
     run.terminal = True
     await run.save()
+    if before is not None:
+        await run.emit("handoff.requested", before)
     await run.emit(
         "run.completed",
         {"status": result.status, "usage": cast(JsonObject, result.usage.to_json())},

@@ -28,7 +28,20 @@ from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
-from actoviq.core import Interruption, JsonObject, ToolCallItem, ToolResultItem, iso_now
+from actoviq.core import (
+    HandoffCallItem,
+    HandoffRef,
+    Interruption,
+    JsonObject,
+    ToolCallItem,
+    ToolResultItem,
+    iso_now,
+)
+from actoviq.runtime.handoff_tools import (
+    handoff_call_item,
+    ignored_handoff_result,
+    transferred_result,
+)
 from actoviq.runtime.middleware import MiddlewareStage
 from actoviq.runtime.state import ResolvedDecision
 from actoviq.runtime.tools import (
@@ -64,13 +77,20 @@ _Outcome = tuple[ToolOutput | None, ToolFailure | None]
 
 
 def prepare_pending(execution: RunExecution, calls: Sequence[ToolCallItem]) -> list[PendingTool]:
-    """``prepared`` records for every call of a turn (effect from the agent's registered tools)."""
+    """``prepared`` records for every call of a turn (effect from the agent's registered tools).
+
+    A handoff call runs nothing (it only ends the run), so it is recorded as a ``read``.
+    """
     registry = execution.parts.tools
     allowed = execution.entry.tool_names
+    handoffs = execution.entry.handoffs
     pending: list[PendingTool] = []
     for call in calls:
         tool = registry.resolve(call.name) if call.name in allowed else None
-        effect = tool.descriptor.effect if tool is not None else "side-effect"
+        if tool is not None:
+            effect = tool.descriptor.effect
+        else:
+            effect = "read" if call.name in handoffs else "side-effect"
         pending.append(PendingTool.prepare(call, effect, run_id=execution.run_id))
     return pending
 
@@ -142,6 +162,10 @@ class _ToolTurn:
     async def _decide(self, index: int) -> Interruption | None:
         ex = self.ex
         pending = ex.pending[index]
+        handoff = ex.entry.handoffs.get(pending.call.name) if ex.entry.handoffs else None
+        if handoff is not None:
+            await self._handoff(index, handoff)
+            return None
         decision = decision_for(ex.run_id, pending, self.decisions)
         action = plan_resume(pending, decision)
         if action is ResumeAction.USE_RESULT:
@@ -234,6 +258,25 @@ class _ToolTurn:
             )
         self.ready[index] = prepared
         return None
+
+    async def _handoff(self, index: int, ref: HandoffRef) -> None:
+        """Record the model's handoff call: the first of the turn transfers, later ones fail."""
+        ex = self.ex
+        pending = ex.pending[index]
+        call = pending.call
+        if pending.state is PendingToolState.COMMITTED:  # a resumed turn: re-derive the handoff
+            result = pending.result
+            if ex.handoff is None and result is not None and result.status == "success":
+                ex.handoff = handoff_call_item(call, ref)
+            return
+        if ex.handoff is None:
+            ex.handoff = handoff_call_item(call, ref)
+            result = transferred_result(call, ref)
+        else:
+            executed = ex.entry.handoffs[_handoff_id(ex.handoff)]
+            result = ignored_handoff_result(call, executed)
+        ex.pending[index] = _commit(pending, result)
+        await ex.save()
 
     def _audit(self, pending: PendingTool, decision: InterruptionDecision) -> None:
         self.ex.audit.append(
@@ -443,6 +486,12 @@ def _rejection_result(pending: PendingTool, decision: InterruptionDecision) -> T
             "retryable": False,
         },
     )
+
+
+def _handoff_id(item: HandoffCallItem) -> str:
+    metadata = item.metadata or {}
+    handoff_id = metadata.get("handoffId")
+    return handoff_id if isinstance(handoff_id, str) else item.target_agent_id
 
 
 def _commit(pending: PendingTool, result: ToolResultItem) -> PendingTool:
