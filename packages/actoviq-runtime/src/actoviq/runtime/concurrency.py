@@ -12,8 +12,37 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 
-__all__ = ["RunGate", "SessionLocks"]
+__all__ = ["RunGate", "SessionLocks", "held_session_owner"]
+
+
+class _Hold:
+    """One held session lock, visible to everything the holding run starts (contextvars)."""
+
+    __slots__ = ("active", "key", "locks", "run_id")
+
+    def __init__(self, locks: SessionLocks, key: tuple[str, str], run_id: str) -> None:
+        self.locks = locks
+        self.key = key
+        self.run_id = run_id
+        self.active = True
+
+
+_HELD: ContextVar[tuple[_Hold, ...]] = ContextVar("actoviq_held_sessions", default=())
+
+
+def held_session_owner(locks: SessionLocks, tenant_id: str, session_id: str) -> str | None:
+    """The run that holds this session's lock *and* started the current task, if any.
+
+    A run started from inside a run (a tool, middleware, a handoff) that needs the session its
+    caller holds would wait forever: the caller waits for it. The runtime refuses such a run.
+    """
+    key = (tenant_id, session_id)
+    for hold in _HELD.get():
+        if hold.active and hold.locks is locks and hold.key == key:
+            return hold.run_id
+    return None
 
 
 class SessionLocks:
@@ -28,8 +57,11 @@ class SessionLocks:
         return len(self._locks)
 
     @asynccontextmanager
-    async def hold(self, tenant_id: str, session_id: str) -> AsyncGenerator[None]:
-        """Hold the session's lock for the block (waiters are served in arrival order)."""
+    async def hold(self, tenant_id: str, session_id: str, run_id: str = "") -> AsyncGenerator[None]:
+        """Hold the session's lock for the block (waiters are served in arrival order).
+
+        Tasks started inside the block see the hold (:func:`held_session_owner`) while it lasts.
+        """
         key = (tenant_id, session_id)
         entry = self._locks.get(key)
         if entry is None:
@@ -39,7 +71,13 @@ class SessionLocks:
         users[0] += 1
         try:
             async with lock:
-                yield
+                hold = _Hold(self, key, run_id)
+                token = _HELD.set((*_HELD.get(), hold))
+                try:
+                    yield
+                finally:
+                    hold.active = False
+                    _HELD.reset(token)
         finally:
             users[0] -= 1
             if users[0] == 0:

@@ -42,6 +42,7 @@ from actoviq.core import (
 )
 from actoviq.events import RunEvent, RunEventSequencer, TraceContext, use_trace_context
 from actoviq.providers import ModelProvider, ModelResponse
+from actoviq.runtime.concurrency import held_session_owner
 from actoviq.runtime.errors import RunDeadlineExceededError
 from actoviq.runtime.handle import EventBuffer
 from actoviq.runtime.middleware import (
@@ -83,6 +84,7 @@ class RunSeed:
         "decisions",
         "input",
         "limits",
+        "provided_history",
         "resumed",
         "signal",
         "state",
@@ -100,8 +102,10 @@ class RunSeed:
         signal: AbortSignal | None,
         streaming: bool,
         decisions: dict[str, InterruptionDecision] | None,
+        provided_history: bool = False,
     ) -> None:
         self.state = state
+        self.provided_history = provided_history
         self.input = input
         self.limits = limits
         self.deadline_ms = deadline_ms
@@ -131,6 +135,7 @@ class RunExecution:
         self.limits = seed.limits
         self.streaming = seed.streaming
         self.resumed = seed.resumed
+        self.provided_history = seed.provided_history
         self.decisions = seed.decisions or {}
         self.context = seed.context
         self.buffer = buffer
@@ -367,7 +372,19 @@ class RunExecution:
     async def _scheduled(self) -> RunResult[Any]:
         parts = self.parts
         if self.session_id is not None:
-            async with parts.session_locks.hold(self.tenant_id or "default", self.session_id):
+            tenant = self.tenant_id or "default"
+            owner = held_session_owner(parts.session_locks, tenant, self.session_id)
+            if owner is not None:
+                raise RunError(
+                    f'Run "{self.run_id}" needs session "{self.session_id}", which its caller '
+                    f'run "{owner}" holds: it would wait forever. Start it after that run ends '
+                    "(e.g. hand off from the run's result) or give it another session.",
+                    code="SESSION_REENTRANT",
+                    run_id=self.run_id,
+                    phase="runtime",
+                    details={"sessionId": self.session_id, "holderRunId": owner},
+                )
+            async with parts.session_locks.hold(tenant, self.session_id, self.run_id):
                 return await self._with_permit()
         return await self._with_permit()
 

@@ -43,6 +43,9 @@ async def load_session(
 ) -> list[CanonicalItem]:
     """Load the run's session: a fresh run prepends its history, a resumed one checks its revision.
 
+    With ``session_history="provided"`` the history is not prepended and the input is not
+    appended at the end (the caller passed the conversation itself).
+
     Raises:
         RunError: ``SESSION_REVISION_CONFLICT`` or ``SESSION_SERVICE_REQUIRED``.
     """
@@ -58,6 +61,10 @@ async def load_session(
     if run.expected_revision is not None and run.expected_revision != loaded.revision:
         raise _revision_conflict(run.run_id, run.expected_revision, loaded.revision)
     run.expected_revision = loaded.revision
+    if run.provided_history:
+        # The input is the history the model sees; the session already holds the conversation,
+        # so nothing of the input is appended (state.input = the items this run will append).
+        run.input = []
     await run.save()
     await run.emit(
         "session.loaded",
@@ -67,6 +74,8 @@ async def load_session(
             "itemCount": len(loaded.items),
         },
     )
+    if run.provided_history:
+        return prepared
     return [*loaded.items, *prepared]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, Final, TypedDict, cast
+from typing import Any, Final, Literal, TypedDict, cast
 
 import attrs
 
@@ -45,6 +45,7 @@ __all__ = [
     "fresh_state",
     "normalize_input",
     "run_trace",
+    "session_history_mode",
 ]
 
 
@@ -69,6 +70,11 @@ class RunOptions(TypedDict, total=False):
             scope's trace. Its ``run_id`` is the run's id; ``parent_run_id``/``parent_trace``
             must then be omitted.
         limits: limits merged over the agent's and the runtime's.
+        session_history: ``"load"`` (default): the stored history is prepended to the input and
+            the input plus the generated items are appended. ``"provided"``: the input *is* the
+            history the model sees (e.g. a handoff's filtered conversation), so the stored
+            history is not prepended and only the generated items are appended (the session
+            revision is still checked).
     """
 
     context: Any
@@ -83,6 +89,7 @@ class RunOptions(TypedDict, total=False):
     parent_trace: TraceContext | None
     trace: TraceContext | None
     limits: RunLimitsPatch | None
+    session_history: Literal["load", "provided"] | None
 
 
 def normalize_input(value: object) -> list[CanonicalItem]:
@@ -151,6 +158,25 @@ def adopted_trace(run_id: str | None, options: RunOptions) -> TraceContext | Non
             "trace is adopted verbatim: do not also pass parent_trace/parent_run_id."
         )
     return trace
+
+
+def session_history_mode(options: RunOptions) -> bool:
+    """True when the caller provides the history (``session_history="provided"``).
+
+    Raises:
+        RunError: ``RUN_OPTION_INVALID`` for another value.
+    """
+    mode = options.get("session_history")
+    if mode is None or mode == "load":
+        return False
+    if mode == "provided":
+        return True
+    raise RunError(
+        f'session_history must be "load" or "provided", got {mode!r}.',
+        code="RUN_OPTION_INVALID",
+        phase="runtime",
+        details={"option": "sessionHistory"},
+    )
 
 
 def _trace_error(message: str) -> RunError:

@@ -65,6 +65,7 @@ from actoviq.runtime.run_setup import (
     cancel_reason,
     consume_task,
     fresh_state,
+    session_history_mode,
 )
 from actoviq.runtime.services import RuntimeServices
 from actoviq.runtime.state import SerializedRunState
@@ -275,6 +276,7 @@ class AgentRuntime:
             run_id = trace.run_id if trace is not None else _new_run_id()
         if run_id in self._active:
             raise RunAlreadyActiveError(run_id)
+        provided_history = session_history_mode(options)
         state = fresh_state(agent, entry.digest, run_id, input, options, ids=self._ids)
         seed = RunSeed(
             state=state,
@@ -285,6 +287,7 @@ class AgentRuntime:
             signal=options.get("signal"),
             streaming=streaming,
             decisions=None,
+            provided_history=provided_history,
         )
         return self._launch(entry, seed)
 
@@ -329,7 +332,7 @@ class AgentRuntime:
         ``options`` are the keyword options of :class:`~actoviq.runtime.run_setup.RunOptions`
         (``context``, ``signal``, ``session_id``, ``tenant_id``, ``expected_session_revision``,
         ``workspace_id``, ``metadata``, ``run_id``, ``parent_run_id``, ``parent_trace``,
-        ``trace``, ``limits``; all default None).
+        ``trace``, ``limits``, ``session_history``; all default None).
 
         Returns a :class:`RunResult` with status ``completed``, ``interrupted`` (see
         ``result.interruptions`` / ``result.state``) or ``cancelled``; raises when the run fails.
