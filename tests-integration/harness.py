@@ -2,8 +2,9 @@
 
 Every canonical item type must pass, in every package that handles items:
   * JSON round-trip (core, always);
-  * provider mapping: mapped by every adapter, or refused with a typed unsupported/capability
-    error before any network call;
+  * provider mapping: mapped by every adapter, every field under the adapter's documented key
+    (``wire_shapes``), or refused with a typed unsupported/capability error before any network
+    call;
   * persistence round-trip through every store;
   * redaction: a secret in a sensitive key never survives.
 
@@ -20,6 +21,8 @@ import pkgutil
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from wire_shapes import WireShapes
 
 from actoviq.core import CanonicalItem
 
@@ -40,6 +43,7 @@ class Registry:
     """What the plugins registered."""
 
     provider_mappers: dict[str, ProviderMapper] = field(default_factory=lambda: {})
+    provider_shapes: dict[str, WireShapes] = field(default_factory=lambda: {})
     persistence: dict[str, PersistenceRoundTrip] = field(default_factory=lambda: {})
     redaction: dict[str, RedactionCheck] = field(default_factory=lambda: {})
 
@@ -53,9 +57,11 @@ def _add(table: dict[str, Any], name: str, fn: Any) -> None:
     table[name] = fn
 
 
-def register_provider_mapping(name: str, mapper: ProviderMapper) -> None:
-    """Register one adapter's request mapper (e.g. ``"openai-responses"``)."""
+def register_provider_mapping(name: str, mapper: ProviderMapper, shapes: WireShapes) -> None:
+    """Register one adapter's request mapper (e.g. ``"openai-responses"``) and, for every item
+    type it maps, where each field of the item goes in the body (``wire_shapes``)."""
     _add(REGISTRY.provider_mappers, name, mapper)
+    _add(REGISTRY.provider_shapes, name, shapes)
 
 
 def register_persistence(name: str, roundtrip: PersistenceRoundTrip) -> None:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from harness import REGISTRY, load_plugins
 from strategies import CANONICAL_TYPES, context_for, examples
+from wire_shapes import WireKey, shape_problems
 
 from actoviq.core import CanonicalItem, CapabilityError, item_to_json
 
@@ -74,11 +75,45 @@ async def test_every_item_is_mapped_or_refused_by_every_adapter(
         body = await REGISTRY.provider_mappers[adapter](context_for(item))
     except CapabilityError as error:  # includes UnsupportedItemError
         refused = error
+    shapes = REGISTRY.provider_shapes[adapter]
     if refused is not None:
         assert refused.code in {"CAPABILITY_ERROR", "UNSUPPORTED_ITEM"}
+        assert item.type not in shapes, f"{adapter} refuses {item.type} but documents its shape"
         return
     json.dumps(body, allow_nan=False)
     assert not _contains(body, dict(item_to_json(item))), "canonical dict sent verbatim"
+    assert item.type in shapes, f"{adapter} maps {item.type}: document where its fields go"
+    assert shape_problems(body, item_to_json(item), shapes[item.type]) == []
+
+
+def _rename(value: Any, key: str) -> Any:
+    """``value`` with every dict key ``key`` renamed (as a mapper that misspells it would)."""
+    if isinstance(value, dict):
+        entries = cast(dict[str, Any], value).items()
+        return {(f"{key}_renamed" if k == key else k): _rename(v, key) for k, v in entries}
+    if isinstance(value, list):
+        return [_rename(v, key) for v in cast(list[Any], value)]
+    return value
+
+
+@pytest.mark.parametrize("adapter", sorted(REGISTRY.provider_mappers))
+async def test_a_renamed_key_fails_the_gate(adapter: str) -> None:
+    """Mutation check: each documented key, renamed in the real body, is caught by the shape
+    check, although the verbatim-copy check alone would still pass."""
+    renamed = 0
+    for item_type, shape in REGISTRY.provider_shapes[adapter].items():
+        item = next(i for i in examples().values() if i.type == item_type)
+        body = await REGISTRY.provider_mappers[adapter](context_for(item))
+        item_json = item_to_json(item)
+        assert shape_problems(body, item_json, shape) == []
+        for key in {k.path.split(".")[-1] for k in shape.values() if isinstance(k, WireKey)}:
+            if key.isdigit():
+                continue
+            mutated = _rename(body, key)
+            assert not _contains(mutated, dict(item_json))
+            assert shape_problems(mutated, item_json, shape), f"{adapter} {item_type}: {key}"
+            renamed += 1
+    assert renamed >= 15
 
 
 @pytest.mark.parametrize(("store", "item_type"), _params(REGISTRY.persistence))
