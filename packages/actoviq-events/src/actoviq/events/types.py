@@ -48,6 +48,7 @@ __all__ = [
     "SessionLoadedData",
     "ToolCompletedData",
     "ToolFailedData",
+    "ToolProgressData",
     "ToolRejectedData",
     "ToolStartedData",
     "error_data",
@@ -68,6 +69,7 @@ KnownEventType = Literal[
     "model.response.completed",
     "model.completed",
     "tool.started",
+    "tool.progress",
     "tool.completed",
     "tool.failed",
     "tool.rejected",
@@ -146,6 +148,7 @@ EVENT_TYPES: Final = EventTypeRegistry(
         _info("model.response.completed", "the provider finished a response", stream_only=True),
         _info("model.completed", "after a model response was applied"),
         _info("tool.started", "a tool call begins"),
+        _info("tool.progress", "a running tool reported progress"),
         _info("tool.completed", "a tool call committed"),
         _info("tool.failed", "a tool call failed"),
         _info("tool.rejected", "an approval was rejected"),
@@ -291,6 +294,14 @@ class ToolStartedData(TypedDict):
     callId: str
     name: str
     effect: str
+
+
+class ToolProgressData(TypedDict):
+    """``tool.progress``: ``progress`` is ``{type, progress, total?, message?, data?}``."""
+
+    callId: str
+    name: str
+    progress: JsonObject
 
 
 class ToolCompletedData(TypedDict):

@@ -17,6 +17,10 @@ Every call of the turn is persisted as ``prepared`` with the model response. The
 
 Finally the results are appended to the transcript in call order and the pending list cleared.
 Nothing is ever retried automatically.
+
+A running tool may call ``ctx.report_progress(...)``: each report becomes a ``tool.progress``
+event between the call's ``tool.started`` and its ``tool.completed``/``tool.failed``; reports after
+the call settled are dropped.
 """
 
 from __future__ import annotations
@@ -127,6 +131,24 @@ def _interruption(
     )
 
 
+class _ProgressReporter:
+    """Emits one call's ``tool.progress`` events until the call settles."""
+
+    __slots__ = ("call", "execution", "open")
+
+    def __init__(self, execution: RunExecution, call: ToolCallItem) -> None:
+        self.execution = execution
+        self.call = call
+        self.open = True
+
+    async def __call__(self, payload: JsonObject) -> None:
+        if self.open:
+            call = self.call
+            await self.execution.emit(
+                "tool.progress", {"callId": call.id, "name": call.name, "progress": payload}
+            )
+
+
 def _reconcile_reason(pending: PendingTool) -> str:
     return f'Tool "{pending.call.name}" may have started; manual reconciliation is required.'
 
@@ -138,6 +160,7 @@ class _ToolTurn:
         self.ex = execution
         self.decisions = decisions
         self.ready: dict[int, PreparedToolCall] = {}
+        self.reporters: dict[int, _ProgressReporter] = {}
         self.late: list[Interruption] = []
         self.finalized = False
 
@@ -225,6 +248,8 @@ class _ToolTurn:
                 denial_result(call, denied.reason, ex.parts.runner.error_formatter),
             )
             return None
+        reporter = _ProgressReporter(ex, call)
+        self.reporters[index] = reporter
         context = ToolExecutionContext(
             run_id=ex.run_id,
             call_id=call.id,
@@ -235,6 +260,7 @@ class _ToolTurn:
             approval=approval,
             workspace_id=ex.workspace_id,
             metadata=ex.metadata,
+            progress=reporter,
         )
         try:
             prepared = await ex.parts.runner.prepare(
@@ -375,6 +401,11 @@ class _ToolTurn:
                 interruption_id=reconciliation_interruption_id(ex.run_id, pending.call.id),
             )
 
+    def _settle_progress(self, index: int) -> None:
+        reporter = self.reporters.pop(index, None)
+        if reporter is not None:
+            reporter.open = False
+
     async def _run_one(self, index: int, prepared: PreparedToolCall) -> None:
         ex = self.ex
         pending = ex.pending[index]
@@ -391,6 +422,8 @@ class _ToolTurn:
         except asyncio.CancelledError:
             self._on_abort(index)
             raise
+        finally:
+            self._settle_progress(index)
         if failure is not None and failure.kind == "cancelled" and ex.signal.aborted:
             self._on_abort(index)
             ex.raise_if_aborted()
@@ -440,7 +473,10 @@ class _ToolTurn:
         ready = self.ready
 
         async def worker(index: int) -> _Outcome:
-            return await self._outcome(ready[index], ex.pending[index].call)
+            try:
+                return await self._outcome(ready[index], ex.pending[index].call)
+            finally:
+                self._settle_progress(index)
 
         outcomes = await run_in_call_order(batch, worker, max_parallel=ex.limits.max_parallel_tools)
         if ex.signal.aborted:

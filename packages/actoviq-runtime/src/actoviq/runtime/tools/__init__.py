@@ -20,6 +20,7 @@ from actoviq.runtime.tools.descriptor import (
     ToolExecuteFn,
     ToolExecutionContext,
     ToolOutput,
+    ToolProgressSink,
     ToolSchema,
     tool_effect,
 )
@@ -31,6 +32,7 @@ from actoviq.runtime.tools.errors import (
     ToolFailure,
     ToolFailureKind,
     ToolInterruptionRequiredError,
+    ToolProgressError,
     ToolRegistryError,
     format_failure,
 )
@@ -110,6 +112,8 @@ __all__ = [
     "ToolInterruptionRequiredError",
     "ToolOutput",
     "ToolPolicy",
+    "ToolProgressError",
+    "ToolProgressSink",
     "ToolRegistry",
     "ToolRegistryError",
     "ToolRunner",

@@ -27,7 +27,7 @@ from typing import Any, Literal, TypeAlias, cast
 import attrs
 
 from actoviq.core import AbortSignal, JsonObject, JsonValue, clone_json_value, register_wire_class
-from actoviq.runtime.tools.errors import ToolDefinitionError
+from actoviq.runtime.tools.errors import ToolDefinitionError, ToolProgressError
 from actoviq.runtime.tools.frozen import FrozenJson, freeze_json, thaw_json
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "ToolExecuteFn",
     "ToolExecutionContext",
     "ToolOutput",
+    "ToolProgressSink",
     "ToolSchema",
     "tool_effect",
 ]
@@ -224,6 +225,8 @@ class ToolExecutionContext:
 
     ``deadline`` is an absolute epoch-milliseconds time. ``idempotency_key`` is
     ``"<runId>:<callId>"`` for ``idempotent-write`` tools, so the downstream system can deduplicate.
+    ``progress`` is where :meth:`report_progress` goes; the runtime sets it for every call it runs
+    (None outside a run, where reports are dropped).
     """
 
     run_id: str
@@ -235,6 +238,56 @@ class ToolExecutionContext:
     approval: ToolApproval | None = None
     workspace_id: str | None = None
     metadata: JsonObject | None = None
+    progress: ToolProgressSink | None = None
+
+    async def report_progress(
+        self,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+        *,
+        data: JsonObject | None = None,
+    ) -> None:
+        """Report how far the call got; the runtime emits a ``tool.progress`` event.
+
+        The event's data is ``{callId, name, progress: {type: "progress", progress, total?,
+        message?, data?}}``. Reports made after the call settled are dropped. Only async tools
+        can report (a plain function runs on a worker thread).
+
+        Example:
+            >>> # async def execute(ctx, args):
+            >>> #     await ctx.report_progress(1, 3, "downloaded")
+
+        Raises:
+            ToolProgressError: ``progress``/``total`` is not a finite number, ``message`` is not
+                a string, or ``data`` is not a JSON object.
+        """
+        payload: JsonObject = {"type": "progress", "progress": _finite(progress, "value")}
+        if total is not None:
+            payload["total"] = _finite(total, "total", optional=True)
+        if message is not None:
+            if not isinstance(message, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise ToolProgressError("Tool progress message must be a string.")
+            payload["message"] = message
+        if data is not None:
+            try:
+                payload["data"] = cast(JsonObject, clone_json_value(dict(data), "Tool progress"))
+            except Exception as error:
+                raise ToolProgressError("Tool progress data must be a JSON object.") from error
+        if self.progress is not None:
+            await self.progress(payload)
+
+
+ToolProgressSink: TypeAlias = Callable[[JsonObject], Awaitable[None]]
+"""Receives a running tool's progress payload (the runtime emits a ``tool.progress`` event)."""
+
+
+def _finite(value: object, label: str, *, optional: bool = False) -> float | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ToolProgressError(f"Tool progress {label} must be a finite number; got {value!r}.")
+    return float(value)
 
 
 # Tools are typed per tool; the runtime sees them type-erased (the parsed input is any object).

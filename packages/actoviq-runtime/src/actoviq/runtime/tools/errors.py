@@ -23,6 +23,7 @@ __all__ = [
     "ToolFailure",
     "ToolFailureKind",
     "ToolInterruptionRequiredError",
+    "ToolProgressError",
     "ToolRegistryError",
     "format_failure",
 ]
@@ -68,6 +69,12 @@ class ToolDefinitionError(ActoviqError, TypeError, ValueError):
     """A tool, schema or behaviour declaration is invalid (caught at definition time)."""
 
     default_code: ClassVar[str] = "TOOL_DEFINITION_INVALID"
+
+
+class ToolProgressError(ActoviqError, ValueError):
+    """A tool reported progress that is not a finite number (or a bad message or data)."""
+
+    default_code: ClassVar[str] = "TOOL_PROGRESS_INVALID"
 
 
 class ToolRegistryError(ActoviqError, ValueError):
