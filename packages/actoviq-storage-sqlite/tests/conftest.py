@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,6 +18,11 @@ from actoviq.runtime import (
 )
 from actoviq.runtime.stores.conformance import StoreBundle
 from actoviq.storage.sqlite import SqliteStorage
+
+# Helper modules next to the tests (claims_worker) are imported by name (importlib import mode).
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 POSTGRES_URL = os.environ.get("ACTOVIQ_TEST_POSTGRES_URL")
 BACKENDS = [

@@ -7,7 +7,7 @@ Codes and message fragments follow the reference; the typed deadlines of D5 are
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar, Literal, TypeAlias
 
 from actoviq.core import AbortError, ActoviqError, RunError
 
@@ -16,12 +16,15 @@ __all__ = [
     "InterruptionDecisionError",
     "RunAlreadyActiveError",
     "RunCancelledError",
+    "RunClaimLostError",
     "RunDeadlineExceededError",
     "RunHandleConsumedError",
     "RunStateError",
+    "RunStateStaleError",
     "RunStateVersionError",
     "RuntimeClosedError",
     "RuntimeConfigurationError",
+    "StaleReason",
 ]
 
 
@@ -107,3 +110,82 @@ class RuntimeConfigurationError(ActoviqError, ValueError):
     """An ``AgentRuntime`` option is invalid (e.g. ``max_concurrent_runs``)."""
 
     default_code: ClassVar[str] = "RUNTIME_CONFIGURATION_INVALID"
+
+
+StaleReason: TypeAlias = Literal["completed", "superseded", "claimed", "consumed", "lost"]
+"""Why a state cannot run: see :class:`RunStateStaleError`."""
+
+_STALE_TEXT: dict[str, str] = {
+    "completed": "the run already completed",
+    "superseded": "a newer state of the run exists",
+    "claimed": "another execution holds the run",
+    "consumed": "this state was already resumed",
+    "lost": "another execution took the run over",
+}
+
+
+class RunStateStaleError(RunError):
+    """A state that may no longer run: resume is exactly-once (decision D10).
+
+    ``resume()`` claims the run before anything executes. The claim is refused when the stored
+    run already completed, when a newer state of the same run exists (the state was resumed
+    before, or the run moved on), or when another execution holds the run (its lease is live).
+    Nothing ran and no event was emitted for the refused attempt.
+
+    Attributes:
+        run_id: the run.
+        stored_status: the status of the run's newest known state (``"completed"``,
+            ``"interrupted"``, ``"running"``, ...), None when unknown.
+        reason: ``"completed"``, ``"superseded"``, ``"claimed"`` (retry once the holder's lease
+            expired: ``details["leaseExpiresAt"]``, epoch ms), ``"consumed"`` (this process
+            already resumed that state) or ``"lost"`` (see :class:`RunClaimLostError`).
+        retryable: True only for ``"claimed"``.
+    """
+
+    default_code: ClassVar[str] = "RUN_STATE_STALE"
+
+    def __init__(
+        self,
+        run_id: str,
+        *,
+        stored_status: str | None,
+        reason: StaleReason,
+        details: dict[str, Any] | None = None,
+        message: str | None = None,
+    ) -> None:
+        status = "unknown" if stored_status is None else stored_status
+        text = message or (
+            f'Run "{run_id}" cannot run from this state: {_STALE_TEXT[reason]} '
+            f"(stored status: {status})."
+        )
+        super().__init__(
+            text,
+            run_id=run_id,
+            phase="runtime",
+            retryable=reason == "claimed",
+            details={"storedStatus": stored_status, "reason": reason, **(details or {})},
+        )
+        self.stored_status = stored_status
+        self.reason: StaleReason = reason
+
+
+class RunClaimLostError(RunStateStaleError):
+    """The executing run lost its claim on its checkpoint; it stops without writing.
+
+    Another execution took the run over after the lease expired, or the record changed under it.
+    """
+
+    default_code: ClassVar[str] = "RUN_CLAIM_LOST"
+
+    def __init__(self, run_id: str, *, stored_status: str | None, owner: str | None) -> None:
+        super().__init__(
+            run_id,
+            stored_status=stored_status,
+            reason="lost",
+            details={"owner": owner},
+            message=(
+                f'Run "{run_id}" lost its claim on the checkpoint (now held by '
+                f"{owner or 'nobody'}, stored status: {stored_status or 'unknown'}); "
+                "it stopped without writing."
+            ),
+        )

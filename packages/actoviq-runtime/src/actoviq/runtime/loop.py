@@ -43,7 +43,7 @@ from actoviq.core import (
 from actoviq.events import RunEvent, RunEventSequencer, TraceContext, use_trace_context
 from actoviq.providers import ModelProvider, ModelResponse
 from actoviq.runtime.concurrency import held_session_owner
-from actoviq.runtime.errors import RunDeadlineExceededError
+from actoviq.runtime.errors import RunClaimLostError, RunDeadlineExceededError
 from actoviq.runtime.handle import EventBuffer
 from actoviq.runtime.middleware import (
     MiddlewareDeadline,
@@ -55,6 +55,7 @@ from actoviq.runtime.middleware import (
 )
 from actoviq.runtime.model_turn import model_turn
 from actoviq.runtime.parts import AgentEntry, RuntimeParts
+from actoviq.runtime.persistence import RunPersistence
 from actoviq.runtime.run_input import load_session, prepare_input, start_transcript
 from actoviq.runtime.run_outcomes import run_cancelled, run_failed, run_interrupted
 from actoviq.runtime.run_output import finalize, hand_off
@@ -82,6 +83,7 @@ class RunSeed:
         "context",
         "deadline_ms",
         "decisions",
+        "expected",
         "input",
         "limits",
         "provided_history",
@@ -103,9 +105,11 @@ class RunSeed:
         streaming: bool,
         decisions: dict[str, InterruptionDecision] | None,
         provided_history: bool = False,
+        expected: JsonObject | None = None,
     ) -> None:
         self.state = state
         self.provided_history = provided_history
+        self.expected = expected  # the resumed state's JSON (what the claim must still find)
         self.input = input
         self.limits = limits
         self.deadline_ms = deadline_ms
@@ -159,6 +163,9 @@ class RunExecution:
         self.child_run_ids = state.child_run_ids
         self.metadata: JsonObject = state.metadata
         self.digest = state.agent_config_digest
+        self.state_revision = state.state_revision
+        self.expected = seed.expected
+        self.final_state: JsonObject | None = None
         self.deadline_ms = seed.deadline_ms
         self.deadline_at = to_iso_ms(self.deadline_ms)  # fixed for the run: formatted once
         self.sequencer = RunEventSequencer(
@@ -190,6 +197,12 @@ class RunExecution:
         )
         self._run_view: RunView | None = None
         self._start_error: Exception | None = None
+        self.persistence = RunPersistence(
+            parts.checkpoint_store,
+            run_id=self.run_id,
+            lease_ms=parts.lease_ms,
+            bounded=self.bounded,
+        )
 
     def fail_at_start(self, error: Exception) -> None:
         """Make the run fail with ``error`` right after its start event (e.g. a bad deadline)."""
@@ -256,17 +269,25 @@ class RunExecution:
             decisions=tuple(self.audit),
             child_run_ids=self.child_run_ids,
             metadata=self.metadata,
+            state_revision=self.state_revision,
         )
 
     def snapshot_json(self) -> JsonObject:
         """The current state's wire JSON (a fresh object)."""
         return self.serialized().to_json()
 
-    async def save(self) -> None:
-        """Persist the state (before the event that announces the change)."""
-        store = self.parts.checkpoint_store
-        if store is not None:
-            await self.bounded(store.save(self.snapshot_json()))
+    async def save(self) -> JsonObject:
+        """Persist the state (before the event that announces the change) and return it.
+
+        Every save is a new ``stateRevision``; a terminal one (status other than ``running``)
+        releases the run's claim and is remembered as the run's final state.
+        """
+        self.state_revision += 1
+        state = self.snapshot_json()
+        await self.persistence.save(state)
+        if self.status != "running":
+            self.final_state = state
+        return state
 
     # -- events -----------------------------------------------------------------------------------
 
@@ -328,13 +349,24 @@ class RunExecution:
     # -- main -------------------------------------------------------------------------------------
 
     async def main(self) -> RunResult[Any]:
-        """Schedule (session lock, permit), execute and settle the run."""
+        """Claim a resumed run, then schedule (session lock, permit), execute and settle it.
+
+        A refused claim raises before anything else happens: no event, no write.
+        """
         self.task = asyncio.current_task()
+        if self.expected is not None:
+            await self._claim()
         self._running = True
-        timer = asyncio.get_running_loop().call_later(
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(
             max(0.0, (self.deadline_ms - time.time() * 1000) / 1000.0),
             self.abort,
             RunDeadlineExceededError(run_id=self.run_id),
+        )
+        beat = (
+            loop.create_task(self.persistence.heartbeat(self.abort))
+            if self.persistence.lease is not None
+            else None
         )
         try:
             # Tools, middleware and runs started inside this run see its trace (S8): a run they
@@ -343,6 +375,18 @@ class RunExecution:
                 return await self._settle()
         finally:
             timer.cancel()
+            if beat is not None:
+                beat.cancel()
+                await asyncio.wait({beat})
+            if self.final_state is not None:
+                self.parts.ledger.record(self.final_state, always=self.resumed)
+
+    async def _claim(self) -> None:
+        assert self.expected is not None
+        self.state_revision += 1
+        state = self.snapshot_json()
+        await self.persistence.claim(state, self.expected)
+        self.parts.ledger.record(state, always=True)
 
     async def _settle(self) -> RunResult[Any]:
         try:
@@ -355,13 +399,22 @@ class RunExecution:
             if not self.signal.aborted:
                 raise
             self._finish_cancel_bookkeeping()
-            return await run_cancelled(self)
+            lost = self._claim_lost()
+            if lost is None:
+                return await run_cancelled(self)
+            await run_failed(self, lost)
+            raise lost from None
         except Exception as error:
             self._finish_cancel_bookkeeping()
-            if self.signal.aborted:
+            if self.signal.aborted and self._claim_lost() is None:
                 return await run_cancelled(self)
             await run_failed(self, error)
             raise
+
+    def _claim_lost(self) -> RunClaimLostError | None:
+        """The lost claim that stopped the run (the heartbeat aborts with it), if any."""
+        reason = self.signal.reason if self.signal.aborted else None
+        return reason if isinstance(reason, RunClaimLostError) else None
 
     def _finish_cancel_bookkeeping(self) -> None:
         self.terminal = True

@@ -13,6 +13,7 @@ from actoviq.providers import ModelOutputSchema, ModelRegistry, ModelToolDefinit
 from actoviq.runtime.concurrency import RunGate, SessionLocks
 from actoviq.runtime.handle import BufferPolicy
 from actoviq.runtime.middleware import MiddlewarePipeline
+from actoviq.runtime.run_ledger import RunLedger
 from actoviq.runtime.services import RuntimeServices
 from actoviq.runtime.stores import RunCheckpointStore
 from actoviq.runtime.tools import ToolRegistry, ToolRunner
@@ -38,6 +39,8 @@ class RuntimeParts:
     clock: Clock
     default_model: str | ModelRefParts | None
     buffer_policy: BufferPolicy
+    lease_ms: int
+    ledger: RunLedger
 
 
 @attrs.define(kw_only=True, slots=True)

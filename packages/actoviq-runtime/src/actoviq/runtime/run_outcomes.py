@@ -59,10 +59,7 @@ async def run_interrupted(run: RunExecution, interrupted: RunInterrupted) -> Run
     """Checkpoint the paused run, emit ``run.interrupted`` and return its result."""
     run.interruptions = list(interrupted.interruptions)
     run.status = "interrupted"
-    state = run.snapshot_json()
-    store = run.parts.checkpoint_store
-    if store is not None:
-        await run.bounded(store.save(state))
+    state = await run.save()
     first = interrupted.interruptions[0]
     await run.emit(
         "run.interrupted",
@@ -89,10 +86,7 @@ async def run_cancelled(run: RunExecution) -> RunResult[Any]:
     await run.emit_start()
     reason = run.signal.reason
     run.status = "cancelled"
-    state = run.snapshot_json()
-    store = run.parts.checkpoint_store
-    if store is not None:
-        await run.bounded(store.save(state))
+    state = await run.save()
     data: JsonObject = {"reason": _reason_text(reason)}
     if isinstance(reason, ActoviqError):
         data["code"] = reason.code
@@ -103,7 +97,8 @@ async def run_cancelled(run: RunExecution) -> RunResult[Any]:
 async def run_failed(run: RunExecution, error: Exception) -> None:
     """Save the failed state and emit ``run.failed`` (the caller re-raises ``error``)."""
     run.status = "failed"
-    await run.save()
+    if run.persistence.blocked is None:
+        await run.save()
     if isinstance(error, ActoviqError):
         payload = cast(JsonObject, error.to_json())
     else:

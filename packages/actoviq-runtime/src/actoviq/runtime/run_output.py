@@ -129,7 +129,8 @@ async def _complete(
         {"status": result.status, "usage": cast(JsonObject, result.usage.to_json())},
     )
     store = run.parts.checkpoint_store
-    if store is not None:
+    if store is not None and run.persistence.claiming is None:
+        # A claiming store keeps the completed record: it is what refuses a late resume.
         await run.bounded(store.delete(run.run_id))
     return result
 

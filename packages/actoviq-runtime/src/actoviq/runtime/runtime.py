@@ -50,6 +50,7 @@ from actoviq.runtime.errors import (
     AgentRegistrationError,
     RunAlreadyActiveError,
     RunCancelledError,
+    RunStateStaleError,
     RuntimeClosedError,
     RuntimeConfigurationError,
 )
@@ -59,6 +60,7 @@ from actoviq.runtime.loop import RunExecution, RunSeed
 from actoviq.runtime.middleware import MiddlewareDefinition, MiddlewarePipeline, MiddlewareRegistry
 from actoviq.runtime.parts import AgentEntry, RuntimeParts
 from actoviq.runtime.resume import check_decisions, check_resumable, resume_deadline
+from actoviq.runtime.run_ledger import RunLedger
 from actoviq.runtime.run_setup import (
     RunOptions,
     adopted_trace,
@@ -69,7 +71,7 @@ from actoviq.runtime.run_setup import (
 )
 from actoviq.runtime.services import RuntimeServices
 from actoviq.runtime.state import SerializedRunState
-from actoviq.runtime.stores import RunCheckpointStore
+from actoviq.runtime.stores import DEFAULT_LEASE_MS, RunCheckpointStore
 from actoviq.runtime.tools import (
     InterruptionDecision,
     RuntimeTool,
@@ -104,7 +106,12 @@ class AgentRuntime:
         event_failure_mode: ``"raise"`` (a failing sink fails the run) or ``"isolate"``.
         redaction: the redaction policy of the built-in processor (on by default).
         sink_timeout: seconds a sink write may take.
-        checkpoint_store: receives the serialised state before each state-changing event.
+        checkpoint_store: receives the serialised state before each state-changing event. A
+            :class:`~actoviq.runtime.stores.ClaimingRunCheckpointStore` (the store adapters)
+            makes ``resume`` exactly-once across processes (see :meth:`resume`).
+        checkpoint_lease_ms: how long a run's claim on its checkpoint outlives the holder's last
+            renewal (renewed every third of it while the run executes): after a crash, the run
+            can be resumed elsewhere once this much time has passed.
         default_model: used when an agent declares no model.
         default_limits: merged over the built-in limits (validated here).
         agents: registered up front (needed by ``resume`` in a new process).
@@ -133,6 +140,7 @@ class AgentRuntime:
         redaction: RedactionPolicy | None = None,
         sink_timeout: float | None = DEFAULT_SINK_TIMEOUT,
         checkpoint_store: RunCheckpointStore | None = None,
+        checkpoint_lease_ms: int = DEFAULT_LEASE_MS,
         default_model: str | ModelRefParts | None = None,
         default_limits: RunLimitsPatch | None = None,
         agents: Iterable[AgentSpec[Any, Any]] = (),
@@ -148,6 +156,12 @@ class AgentRuntime:
             or max_concurrent_runs > _MAX_SAFE
         ):
             raise RuntimeConfigurationError("maxConcurrentRuns must be a positive safe integer.")
+        if (
+            type(checkpoint_lease_ms) is not int
+            or checkpoint_lease_ms < 1
+            or checkpoint_lease_ms > _MAX_SAFE
+        ):
+            raise RuntimeConfigurationError("checkpointLeaseMs must be a positive safe integer.")
         if stream_buffer_policy not in ("drop-deltas", "block"):
             raise RuntimeConfigurationError(
                 f"Unknown stream buffer policy {stream_buffer_policy!r}."
@@ -188,6 +202,8 @@ class AgentRuntime:
             clock=clock if clock is not None else SystemClock(),
             default_model=self._default_model,
             buffer_policy=stream_buffer_policy,
+            lease_ms=checkpoint_lease_ms,
+            ledger=RunLedger(),
         )
         self._agents: dict[str, AgentEntry] = {}
         self._active: dict[str, RunExecution] = {}
@@ -366,25 +382,43 @@ class AgentRuntime:
         signal: AbortSignal | None = None,
         limits: RunLimitsPatch | None = None,
     ) -> RunHandle[Any]:
-        """Continue an interrupted (or crashed) run from its serialised state.
+        """Continue an interrupted (or crashed) run from its serialised state, exactly once.
 
         The pending calls of the interrupted turn are finished first (decisions apply to them),
         then the turn loop continues; event sequences continue after ``lastEventSequence``; the
         run deadline restarts from the remaining budget (or ``limits.run_deadline_ms``).
 
+        Exactly-once (decision D10): a state can be resumed once. Before anything runs, the
+        resumed execution claims the run: with a claiming checkpoint store (the store adapters)
+        atomically, across processes; with any other store by loading and comparing; without a
+        store against what this runtime saw. A state that is older than the run's newest, of a
+        completed run, or held by another live execution is refused with
+        :class:`RunStateStaleError` (``reason``, ``stored_status``): nothing runs and no event is
+        emitted. A completed run's result is not returned again: the checkpoint keeps the state,
+        not the output. The refusal raises here when this runtime already knows the answer,
+        otherwise from ``handle.result()`` (and the handle yields no event).
+
         Raises:
             RuntimeClosedError: the runtime is closed.
             RunStateVersionError / RunStateError: unsupported version or missing identity.
             RunError: ``AGENT_NOT_REGISTERED`` or ``AGENT_CONFIG_MISMATCH``.
+            RunStateStaleError: the run is executing here, completed, or the state is stale.
             InterruptionDecisionError / ReconciliationDecisionError: a decision names no open
                 interruption or does not fit its call.
-            RunAlreadyActiveError: the run is executing.
         """
         self._check_open()
         parsed = SerializedRunState.from_json(state)
         entry = check_resumable(parsed, self._agents.get(parsed.agent_id))
         if parsed.run_id in self._active:
-            raise RunAlreadyActiveError(parsed.run_id)
+            raise RunStateStaleError(
+                parsed.run_id,
+                stored_status="running",
+                reason="claimed",
+                message=f'Run "{parsed.run_id}" is already active in this runtime.',
+            )
+        refusal = self._parts.ledger.refusal(parsed)
+        if refusal is not None:
+            raise refusal
         by_id = check_decisions(parsed, decisions)
         resolved = resolve_limits(entry, self.default_limits, limits)
         deadline, deadline_error = resume_deadline(parsed, limits, resolved)
@@ -398,6 +432,7 @@ class AgentRuntime:
             signal=signal,
             streaming=True,
             decisions=by_id,
+            expected=parsed.to_json(),
         )
         execution = self._launch(entry, seed)
         if deadline_error:

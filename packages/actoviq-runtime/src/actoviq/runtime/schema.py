@@ -119,6 +119,7 @@ def run_state_json_schema() -> JsonObject:
             "pendingTools": {"type": "array", "items": {"$ref": "#/$defs/pendingTool"}},
             "interruptions": {"type": "array", "items": {"$ref": "#/$defs/interruption"}},
             "lastEventSequence": {"type": "integer", "minimum": 0},
+            "stateRevision": {"type": "integer", "minimum": 0},
             "decisions": {"type": "array", "items": {"$ref": "#/$defs/decision"}},
             "childRunIds": {"type": "array", "items": _TEXT},
             "metadata": {"type": "object"},

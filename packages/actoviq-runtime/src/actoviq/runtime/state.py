@@ -11,7 +11,10 @@ reference version 1 (spec 03 §1.17, decisions D5) by:
 * ``lastEventSequence`` — a resumed run continues the event sequence (Q4);
 * ``remainingRunMs`` instead of ``deadlineAt`` while interrupted — the approval wait does not
   consume the run deadline (Q12);
-* ``decisions`` — the resolved approvals and reconciliations, for audit (Q5).
+* ``decisions`` — the resolved approvals and reconciliations, for audit (Q5);
+* ``stateRevision`` — incremented by every save of the run (in any process): with
+  ``trace.spanId`` it names one version of the run, and ``resume()`` continues only the newest
+  (decision D10, :mod:`actoviq.runtime.stores.claims`). Absent reads as 0.
 
 :meth:`SerializedRunState.from_json` also reads reference version 1 states (one ``pendingTool``
 becomes a one-element list) and refuses other versions with :class:`RunStateVersionError`.
@@ -179,6 +182,7 @@ class SerializedRunState:
     decisions: tuple[ResolvedDecision, ...] = ()
     child_run_ids: tuple[str, ...] = ()
     metadata: JsonObject = attrs.field(factory=lambda: cast(JsonObject, {}))
+    state_revision: int = 0
     schema_version: int = RUN_STATE_SCHEMA_VERSION
 
     def to_json(self) -> JsonObject:
@@ -215,6 +219,7 @@ class SerializedRunState:
                 cast(JsonObject, to_json(entry)) for entry in self.interruptions
             ]
         data["lastEventSequence"] = self.last_event_sequence
+        data["stateRevision"] = self.state_revision
         data["decisions"] = [decision.to_json() for decision in self.decisions]
         data["childRunIds"] = list(self.child_run_ids)
         data["metadata"] = self.metadata
@@ -259,6 +264,9 @@ class SerializedRunState:
         turn = mapping.get("turn", 0)
         if type(turn) is not int or turn < 0:
             raise RunStateError("turn must be a non-negative integer.")
+        revision = mapping.get("stateRevision", 0)
+        if type(revision) is not int or revision < 0:
+            raise RunStateError("stateRevision must be a non-negative integer.")
         remaining = mapping.get("remainingRunMs")
         if remaining is not None and (type(remaining) not in (int, float) or remaining < 0):
             raise RunStateError("remainingRunMs must be a non-negative number.")
@@ -290,5 +298,6 @@ class SerializedRunState:
             ),
             child_run_ids=tuple(str(entry) for entry in _list(mapping, "childRunIds")),
             metadata=cast(JsonObject, dict(mapping.get("metadata") or {})),
+            state_revision=revision,
             schema_version=RUN_STATE_SCHEMA_VERSION,
         )

@@ -12,6 +12,13 @@ from actoviq.runtime.stores.adapters import (
     StoreRuntimeSessionAdapter,
     parse_session_revision,
 )
+from actoviq.runtime.stores.claims import (
+    DEFAULT_LEASE_MS,
+    RunLease,
+    claim_refusal,
+    new_lease_owner,
+    state_version,
+)
 from actoviq.runtime.stores.errors import (
     SessionRevisionConflictError,
     StorageConflictError,
@@ -30,6 +37,7 @@ from actoviq.runtime.stores.memory_sessions import InMemorySessionStore
 from actoviq.runtime.stores.protocols import (
     ArtifactMetadataStore,
     CheckpointStore,
+    ClaimingRunCheckpointStore,
     DurableChildStore,
     MemoryStore,
     RunCheckpointStore,
@@ -56,6 +64,7 @@ from actoviq.runtime.stores.records import (
 __all__ = [
     "AUDIT_ONLY_KINDS",
     "CHECKPOINT_STATUSES",
+    "DEFAULT_LEASE_MS",
     "DEFAULT_TENANT_ID",
     "DURABLE_CHILD_STATUSES",
     "ArtifactMetadataStore",
@@ -63,6 +72,7 @@ __all__ = [
     "CheckpointRecord",
     "CheckpointStatus",
     "CheckpointStore",
+    "ClaimingRunCheckpointStore",
     "DurableChildRow",
     "DurableChildStore",
     "InMemoryArtifactMetadataStore",
@@ -74,6 +84,7 @@ __all__ = [
     "MemoryStore",
     "NewSessionItem",
     "RunCheckpointStore",
+    "RunLease",
     "RuntimeSessionLoad",
     "RuntimeSessionStore",
     "SessionLoad",
@@ -90,5 +101,8 @@ __all__ = [
     "StoreRuntimeSessionAdapter",
     "StoredItems",
     "StoredSessionItem",
+    "claim_refusal",
+    "new_lease_owner",
     "parse_session_revision",
+    "state_version",
 ]

@@ -5,7 +5,7 @@ The adapters never own the store they wrap: ``aclose()`` is a no-op and the host
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import cast
 
 from actoviq.core import (
@@ -20,16 +20,15 @@ from actoviq.core import (
     item_to_json,
 )
 from actoviq.runtime.stores.errors import SessionRevisionConflictError, StorageDataError
-from actoviq.runtime.stores.protocols import CheckpointStore, SessionStore
+from actoviq.runtime.stores.protocols import SessionStore
 from actoviq.runtime.stores.records import (
-    CHECKPOINT_STATUSES,
-    CheckpointStatus,
     NewSessionItem,
     RuntimeSessionLoad,
     SessionRecord,
     StoredSessionItem,
 )
-from actoviq.runtime.stores.validation import MAX_SAFE_INTEGER, require_json_object, require_key
+from actoviq.runtime.stores.run_checkpoints import DEFAULT_TENANT_ID, StoreRunCheckpointAdapter
+from actoviq.runtime.stores.validation import MAX_SAFE_INTEGER
 
 __all__ = [
     "AUDIT_ONLY_KINDS",
@@ -39,7 +38,6 @@ __all__ = [
     "parse_session_revision",
 ]
 
-DEFAULT_TENANT_ID = "default"
 AUDIT_ONLY_KINDS: frozenset[str] = frozenset({"legacy_run", "run"})
 """Journal kinds kept for audit and never shown to the model."""
 
@@ -172,161 +170,6 @@ class StoreRuntimeSessionAdapter:
             state={"items": [item_to_json(item) for item in loaded.items]},
         )
         return str(snapshot.revision)
-
-    async def aclose(self) -> None:
-        """No-op: the store belongs to the host."""
-
-
-_PENDING_STATUS = {"committed": "succeeded", "started": "started", "unknown": "unknown"}
-
-
-def _pending_tools(state: JsonObject) -> list[JsonObject]:
-    tools = state.get("pendingTools")
-    if type(tools) is list:
-        return [t for t in cast(list[JsonValue], tools) if type(t) is dict]
-    single = state.get("pendingTool")
-    return [single] if type(single) is dict else []
-
-
-def _tool_state(tool: JsonObject) -> str:
-    value = tool.get("state", tool.get("status"))
-    return value if isinstance(value, str) else ""
-
-
-def _call(tool: JsonObject) -> JsonObject:
-    call = tool.get("call")
-    return call if type(call) is dict else {}
-
-
-class StoreRunCheckpointAdapter:
-    """A :class:`RunCheckpointStore` over any :class:`CheckpointStore`.
-
-    ``delete`` writes a ``completed`` tombstone (kept for audit) rather than removing the row.
-
-    Args:
-        store: the checkpoint store (owned by the host).
-        tenant_id: the tenant every checkpoint is written under (non-empty).
-        checkpoint_id: maps a run id to a checkpoint id (default: the run id itself).
-    """
-
-    def __init__(
-        self,
-        store: CheckpointStore,
-        *,
-        tenant_id: str = DEFAULT_TENANT_ID,
-        checkpoint_id: Callable[[str], str] | None = None,
-    ) -> None:
-        if not tenant_id.strip():
-            raise StorageDataError("tenantId must be a non-empty string")
-        self._store = store
-        self._tenant = tenant_id
-        self._checkpoint_id: Callable[[str], str] = checkpoint_id or (lambda run_id: run_id)
-
-    @staticmethod
-    def _check_state(value: object) -> JsonObject:
-        state = require_json_object(value, "run state")
-        version = state.get("schemaVersion")
-        if version not in (1, 2) or type(version) is not int:
-            raise StorageDataError(f"Unsupported run state version {version}.")
-        for field in ("runId", "agentId", "status"):
-            require_key(state.get(field), field)
-        if state["status"] not in CHECKPOINT_STATUSES:
-            raise StorageDataError(f"Run state status {state['status']!r} is not known.")
-        return state
-
-    async def save(self, state: JsonObject) -> None:
-        """See :meth:`RunCheckpointStore.save`."""
-        body = self._check_state(state)
-        run_id = cast(str, body["runId"])
-        checkpoint_id = self._checkpoint_id(run_id)
-        current = await self._store.get(tenant_id=self._tenant, checkpoint_id=checkpoint_id)
-        tools = _pending_tools(body)
-        status = cast(CheckpointStatus, body["status"])
-        if any(_tool_state(t) == "awaiting_approval" for t in tools):
-            status = "awaiting_side_effect"
-        interruption: JsonObject | None = None
-        waiting = [t for t in tools if isinstance(t.get("interruptionId"), str)]
-        if body["status"] == "interrupted" and waiting:
-            call = _call(waiting[0])
-            interruption = {
-                "reason": "tool_approval",
-                "resumable": True,
-                "requestedAt": iso_now(),
-                "details": {
-                    "interruptionId": waiting[0]["interruptionId"],
-                    "callId": call.get("id"),
-                    "toolName": call.get("name"),
-                },
-            }
-        session_id = body.get("sessionId")
-        await self._store.put(
-            tenant_id=self._tenant,
-            checkpoint_id=checkpoint_id,
-            run_id=run_id,
-            expected_revision=None if current is None else current.revision,
-            status=status,
-            state=body,
-            session_id=session_id if isinstance(session_id, str) and session_id else None,
-            interruption=interruption,
-            pending_side_effects=[self._effect(t) for t in tools if t.get("effect") != "read"],
-            trace_context=self._trace(body),
-        )
-
-    @staticmethod
-    def _effect(tool: JsonObject) -> JsonObject:
-        call = _call(tool)
-        effect: JsonObject = {
-            "sideEffectId": call.get("id") or "unknown",
-            "kind": f"tool:{call.get('name') or 'unknown'}",
-            "status": _PENDING_STATUS.get(_tool_state(tool), "pending"),
-        }
-        if isinstance(tool.get("idempotencyKey"), str):
-            effect["idempotencyKey"] = tool["idempotencyKey"]
-        if "input" in call:
-            effect["input"] = call["input"]
-        result = tool.get("result")
-        if type(result) is dict and result.get("type") == "tool_result" and "output" in result:
-            effect["output"] = result["output"]
-        return effect
-
-    @staticmethod
-    def _trace(state: JsonObject) -> JsonObject | None:
-        trace = state.get("trace")
-        if type(trace) is not dict:
-            return None
-        trace_id, span_id = trace.get("traceId"), trace.get("spanId")
-        if not (isinstance(trace_id, str) and trace_id and isinstance(span_id, str) and span_id):
-            return None
-        context: JsonObject = {"traceId": trace_id, "spanId": span_id}
-        parent = trace.get("parentSpanId")
-        if isinstance(parent, str) and parent:
-            context["parentSpanId"] = parent
-        return context
-
-    async def load(self, run_id: str) -> JsonObject | None:
-        """See :meth:`RunCheckpointStore.load`."""
-        record = await self._store.get(
-            tenant_id=self._tenant, checkpoint_id=self._checkpoint_id(require_key(run_id, "runId"))
-        )
-        return None if record is None else self._check_state(record.state)
-
-    async def delete(self, run_id: str) -> None:
-        """Write a ``completed`` tombstone (no-op when absent or already completed)."""
-        checkpoint_id = self._checkpoint_id(require_key(run_id, "runId"))
-        current = await self._store.get(tenant_id=self._tenant, checkpoint_id=checkpoint_id)
-        if current is None or current.status == "completed":
-            return
-        await self._store.put(
-            tenant_id=self._tenant,
-            checkpoint_id=checkpoint_id,
-            run_id=current.run_id,
-            expected_revision=current.revision,
-            status="completed",
-            state=current.state,
-            session_id=current.session_id,
-            pending_side_effects=current.pending_side_effects,
-            trace_context=current.trace_context,
-        )
 
     async def aclose(self) -> None:
         """No-op: the store belongs to the host."""

@@ -79,6 +79,8 @@ class InMemoryCheckpointStore:
         pending_side_effects: Sequence[JsonObject] = (),
         trace_context: JsonObject | None = None,
         updated_at: str | None = None,
+        lease_owner: str | None = None,
+        lease_expires_at: int | None = None,
     ) -> CheckpointRecord:
         """See :meth:`CheckpointStore.put`."""
         draft = validate_checkpoint(
@@ -93,6 +95,8 @@ class InMemoryCheckpointStore:
             pending_side_effects=pending_side_effects,
             trace_context=trace_context,
             updated_at=updated_at or iso_now(),
+            lease_owner=lease_owner,
+            lease_expires_at=lease_expires_at,
         )
         key = (tenant_id, checkpoint_id)
         stored = _next_revision(draft, self._rows.expect(key, expected_revision))

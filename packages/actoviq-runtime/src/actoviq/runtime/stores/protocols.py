@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from actoviq.core import CanonicalItem, JsonObject, JsonValue
+from actoviq.runtime.stores.claims import RunLease
 from actoviq.runtime.stores.records import (
     ArtifactRecord,
     CheckpointRecord,
@@ -39,6 +40,7 @@ from actoviq.runtime.stores.records import (
 __all__ = [
     "ArtifactMetadataStore",
     "CheckpointStore",
+    "ClaimingRunCheckpointStore",
     "DurableChildStore",
     "MemoryStore",
     "RunCheckpointStore",
@@ -160,8 +162,13 @@ class CheckpointStore(Protocol):
         pending_side_effects: Sequence[JsonObject] = (),
         trace_context: JsonObject | None = None,
         updated_at: str | None = None,
+        lease_owner: str | None = None,
+        lease_expires_at: int | None = None,
     ) -> CheckpointRecord:
         """Create (``expected_revision=None``, revision 0) or fully replace (revision + 1).
+
+        ``lease_owner`` and ``lease_expires_at`` (epoch ms) are stored as given, together or not
+        at all; a write without them clears the lease (the CAS on the revision is the guard).
 
         Raises:
             StorageConflictError: the stored revision (or absence) differs from the expected one.
@@ -371,4 +378,54 @@ class RunCheckpointStore(Protocol):
 
     async def aclose(self) -> None:
         """Release what the adapter owns (never a shared storage connection)."""
+        ...
+
+
+@runtime_checkable
+class ClaimingRunCheckpointStore(RunCheckpointStore, Protocol):
+    """A :class:`RunCheckpointStore` that takes claims: what makes ``resume()`` exactly-once.
+
+    ``AgentRuntime`` claims a run before a resumed execution does anything and a fresh run with
+    its first save; afterwards every save of that execution passes its lease and is fenced on it
+    (see :mod:`actoviq.runtime.stores.claims`). Stores without these methods still work, with a
+    weaker, non-atomic check (``load`` and compare) before a resume.
+    """
+
+    async def claim(
+        self, state: JsonObject, *, expected: JsonObject | None, lease: RunLease
+    ) -> None:
+        """Atomically take the run for one execution and write ``state``.
+
+        A ``running`` state is written with the lease; a fresh run whose first save is already
+        terminal writes it without one.
+
+        Args:
+            state: the first state of the execution (its ``runId`` keys the record; ``running``
+                when resuming).
+            expected: the state being resumed; None for a fresh run, which may replace any record
+                that no live lease holds.
+            lease: the execution's lease (written with the state).
+
+        Raises:
+            RunStateStaleError: the stored run completed, a newer state exists, or another live
+                execution holds the run (``reason`` says which; nothing was written).
+        """
+        ...
+
+    async def save(self, state: JsonObject, *, lease: RunLease | None = None) -> None:
+        """Persist the state; with ``lease``, only while that lease holds the run.
+
+        A ``running`` state renews the lease; any other status releases it.
+
+        Raises:
+            RunClaimLostError: another execution holds (or took over) the run.
+        """
+        ...
+
+    async def renew(self, run_id: str, *, lease: RunLease) -> None:
+        """Extend the lease of a running execution (the heartbeat).
+
+        Raises:
+            RunClaimLostError: another execution holds (or took over) the run.
+        """
         ...

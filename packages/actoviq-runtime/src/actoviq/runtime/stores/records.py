@@ -231,7 +231,11 @@ class SessionLoad:
 
 @attrs.frozen(kw_only=True)
 class CheckpointRecord:
-    """A run checkpoint; ``state`` is the runtime's serialised run state (a JSON object)."""
+    """A run checkpoint; ``state`` is the runtime's serialised run state (a JSON object).
+
+    ``lease_owner`` / ``lease_expires_at`` (epoch milliseconds) name the execution that holds the
+    run while it runs (a resume claim, decision D10); both are None when nobody holds it.
+    """
 
     tenant_id: str
     checkpoint_id: str
@@ -245,6 +249,8 @@ class CheckpointRecord:
     trace_context: JsonObject | None
     created_at: str
     updated_at: str
+    lease_owner: str | None = None
+    lease_expires_at: int | None = None
 
 
 @attrs.frozen(kw_only=True)

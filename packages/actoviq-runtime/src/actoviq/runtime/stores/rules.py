@@ -267,9 +267,16 @@ def validate_checkpoint(
     pending_side_effects: Sequence[JsonObject],
     trace_context: JsonObject | None,
     updated_at: str,
+    lease_owner: str | None = None,
+    lease_expires_at: int | None = None,
 ) -> CheckpointRecord:
     """Validate a checkpoint write; returns a draft record (revision 0, created_at = updated_at)."""
     require_key(tenant_id, "tenantId")
+    require_optional_key(lease_owner, "leaseOwner")
+    if lease_expires_at is not None:
+        require_revision(lease_expires_at, "leaseExpiresAt")
+    if (lease_owner is None) != (lease_expires_at is None):
+        raise StorageDataError("leaseOwner and leaseExpiresAt are given together or not at all")
     require_key(checkpoint_id, "checkpointId")
     require_key(run_id, "runId")
     require_optional_key(session_id, "sessionId")
@@ -306,6 +313,8 @@ def validate_checkpoint(
         trace_context=trace,
         created_at=stamp,
         updated_at=stamp,
+        lease_owner=lease_owner,
+        lease_expires_at=lease_expires_at,
     )
 
 

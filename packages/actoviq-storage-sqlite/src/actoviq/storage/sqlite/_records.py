@@ -75,6 +75,8 @@ class SqlCheckpointStore:
         pending_side_effects: Sequence[JsonObject] = (),
         trace_context: JsonObject | None = None,
         updated_at: str | None = None,
+        lease_owner: str | None = None,
+        lease_expires_at: int | None = None,
     ) -> CheckpointRecord:
         """See :meth:`CheckpointStore.put`."""
         draft = validate_checkpoint(
@@ -89,6 +91,8 @@ class SqlCheckpointStore:
             pending_side_effects=pending_side_effects,
             trace_context=trace_context,
             updated_at=updated_at or iso_now(),
+            lease_owner=lease_owner,
+            lease_expires_at=lease_expires_at,
         )
         effects: list[JsonValue] = list(draft.pending_side_effects)
         revision, created = await self._rows.put(
@@ -107,6 +111,8 @@ class SqlCheckpointStore:
                 "trace_context_json": None
                 if draft.trace_context is None
                 else dump_json(draft.trace_context),
+                "lease_owner": lease_owner,
+                "lease_expires_at": lease_expires_at,
             },
             draft.updated_at,
         )
@@ -139,6 +145,10 @@ class SqlCheckpointStore:
             else decode_json_object(row.trace_context_json, "trace_context_json"),
             created_at=stored_text(row.created_at, "created_at"),
             updated_at=stored_text(row.updated_at, "updated_at"),
+            lease_owner=stored_opt_text(row.lease_owner, "lease_owner"),
+            lease_expires_at=None
+            if row.lease_expires_at is None
+            else stored_int(row.lease_expires_at, "lease_expires_at"),
         )
 
     async def get(self, *, tenant_id: str, checkpoint_id: str) -> CheckpointRecord | None:

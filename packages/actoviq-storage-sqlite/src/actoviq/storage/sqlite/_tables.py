@@ -112,6 +112,9 @@ checkpoints = Table(
     Column("trace_context_json", Text, nullable=True),
     Column("created_at", Text, nullable=False),
     Column("updated_at", Text, nullable=False),
+    # The execution holding the run (a resume claim) and when its lease ends (epoch ms): 0004.
+    Column("lease_owner", Text, nullable=True),
+    Column("lease_expires_at", BigInteger, nullable=True),
     PrimaryKeyConstraint("tenant_id", "checkpoint_id"),
 )
 Index(

@@ -48,9 +48,17 @@ class SqliteRuntimeSessionAdapter(StoreRuntimeSessionAdapter):
 
 
 class SqliteRunCheckpointAdapter(StoreRunCheckpointAdapter):
-    """The runtime's ``RunCheckpointStore`` over a storage checkpoint store.
+    """The runtime's checkpoint store (with claims) over a storage checkpoint store.
 
+    Resume claims are a lease on the checkpoint row, taken and fenced with the row's CAS on its
+    revision, so two workers (processes, hosts) on one database never run the same state twice.
     ``delete`` writes a ``completed`` tombstone; the run state is kept for audit.
+
+    Args:
+        store: ``storage.checkpoints``.
+        tenant_id: the tenant every checkpoint is written under.
+        checkpoint_id: maps a run id to a checkpoint id (default: the run id).
+        clock: epoch milliseconds for lease expiry (default: the system clock).
     """
 
     def __init__(
@@ -59,5 +67,6 @@ class SqliteRunCheckpointAdapter(StoreRunCheckpointAdapter):
         *,
         tenant_id: str = DEFAULT_TENANT_ID,
         checkpoint_id: Callable[[str], str] | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
-        super().__init__(store, tenant_id=tenant_id, checkpoint_id=checkpoint_id)
+        super().__init__(store, tenant_id=tenant_id, checkpoint_id=checkpoint_id, clock=clock)

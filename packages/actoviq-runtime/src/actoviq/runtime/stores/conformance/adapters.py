@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from actoviq.core import (
@@ -9,7 +10,9 @@ from actoviq.core import (
     ToolCallItem,
     ToolResultItem,
 )
+from actoviq.runtime.errors import RunClaimLostError, RunStateStaleError
 from actoviq.runtime.stores.adapters import StoreRunCheckpointAdapter, StoreRuntimeSessionAdapter
+from actoviq.runtime.stores.claims import RunLease
 from actoviq.runtime.stores.conformance._base import (
     SHA,
     StoreBundle,
@@ -159,3 +162,114 @@ async def check_run_checkpoint_adapter(s: StoreBundle, ns: str) -> None:
     error = await expect_error(StorageDataError, adapter.save({**state, "schemaVersion": 3}))
     assert "Unsupported run state version 3" in error.message
     assert isinstance(error, StorageError)
+
+
+def _run_state(run_id: str, status: str, revision: int, span: str = "sp") -> dict[str, Any]:
+    return {
+        "schemaVersion": 2,
+        "runId": run_id,
+        "agentId": "a",
+        "agentConfigDigest": "d",
+        "status": status,
+        "trace": {"runId": run_id, "traceId": "t", "spanId": span},
+        "stateRevision": revision,
+        "pendingTools": [],
+    }
+
+
+@register
+async def check_run_checkpoint_claims(s: StoreBundle, ns: str) -> None:
+    now = [1_000_000.0]
+    adapter = StoreRunCheckpointAdapter(s.checkpoints, tenant_id=ns, clock=lambda: now[0])
+    one, two = RunLease(owner="one", duration_ms=1000), RunLease(owner="two", duration_ms=1000)
+    # A fresh run claims with its first save; the record carries the lease.
+    await adapter.claim(_run_state("r", "running", 1), expected=None, lease=one)
+    record = await s.checkpoints.get(tenant_id=ns, checkpoint_id="r")
+    assert record is not None
+    assert (record.lease_owner, record.lease_expires_at) == ("one", 1_001_000)
+    # Nobody else may take a live claim, not even with the current state.
+    held = await expect_error(
+        RunStateStaleError,
+        adapter.claim(
+            _run_state("r", "running", 2), expected=_run_state("r", "running", 1), lease=two
+        ),
+    )
+    assert (held.reason, held.stored_status, held.retryable) == ("claimed", "running", True)
+    # The holder's saves are fenced on its owner and renew the lease; renew extends it.
+    now[0] += 500
+    await adapter.save(_run_state("r", "running", 2), lease=one)
+    await adapter.renew("r", lease=one)
+    record = await s.checkpoints.get(tenant_id=ns, checkpoint_id="r")
+    assert record is not None
+    assert (record.lease_owner, record.lease_expires_at) == ("one", 1_001_500)
+    await expect_error(RunClaimLostError, adapter.save(_run_state("r", "running", 3), lease=two))
+    await expect_error(RunClaimLostError, adapter.renew("r", lease=two))
+    # After expiry, only the newest state may be claimed; the old holder is fenced out.
+    now[0] += 1001
+    stale = await expect_error(
+        RunStateStaleError,
+        adapter.claim(
+            _run_state("r", "running", 9), expected=_run_state("r", "running", 1), lease=two
+        ),
+    )
+    assert (stale.reason, stale.stored_status) == ("superseded", "running")
+    await expect_error(
+        RunStateStaleError,
+        adapter.claim(
+            _run_state("r", "running", 9),
+            expected=_run_state("r", "running", 2, span="other"),
+            lease=two,
+        ),
+    )
+    await adapter.claim(
+        _run_state("r", "running", 3), expected=_run_state("r", "running", 2), lease=two
+    )
+    lost = await expect_error(
+        RunClaimLostError, adapter.save(_run_state("r", "running", 3), lease=one)
+    )
+    assert lost.code == "RUN_CLAIM_LOST"
+    assert await adapter.load("r") == _run_state("r", "running", 3)
+    # A terminal save releases the lease; a completed run is never claimed again.
+    await adapter.save(_run_state("r", "interrupted", 4), lease=two)
+    record = await s.checkpoints.get(tenant_id=ns, checkpoint_id="r")
+    assert record is not None
+    assert (record.status, record.lease_owner, record.lease_expires_at) == (
+        "interrupted",
+        None,
+        None,
+    )
+    await adapter.claim(
+        _run_state("r", "running", 5), expected=_run_state("r", "interrupted", 4), lease=one
+    )
+    await adapter.save(_run_state("r", "completed", 6), lease=one)
+    done = await expect_error(
+        RunStateStaleError,
+        adapter.claim(
+            _run_state("r", "running", 7), expected=_run_state("r", "completed", 6), lease=two
+        ),
+    )
+    assert (done.reason, done.stored_status, done.retryable) == ("completed", "completed", False)
+    # A fresh run may reuse the id of a run nobody holds.
+    await adapter.claim(_run_state("r", "running", 1, span="new"), expected=None, lease=two)
+
+
+@register
+async def check_run_checkpoint_claim_race(s: StoreBundle, ns: str) -> None:
+    adapter = StoreRunCheckpointAdapter(s.checkpoints, tenant_id=ns)
+    await adapter.save(_run_state("race", "interrupted", 4))
+    resumed = _run_state("race", "interrupted", 4)
+    leases = [RunLease(owner=f"w{k}", duration_ms=60_000) for k in range(8)]
+    outcomes = await asyncio.gather(
+        *(
+            adapter.claim(_run_state("race", "running", 5), expected=resumed, lease=lease)
+            for lease in leases
+        ),
+        return_exceptions=True,
+    )
+    winners = [o for o in outcomes if o is None]
+    refused = [o for o in outcomes if isinstance(o, RunStateStaleError)]
+    assert len(winners) == 1, outcomes
+    assert len(refused) == 7, outcomes
+    record = await s.checkpoints.get(tenant_id=ns, checkpoint_id="race")
+    assert record is not None
+    assert record.lease_owner == leases[outcomes.index(None)].owner

@@ -1,9 +1,9 @@
 """The storage-v2 version-1 schema, frozen for the migrations that create and convert it.
 
 ``_tables`` describes the head schema; revision 0001 must keep creating exactly what it created
-when it shipped, so the two tables that later revisions changed are declared here as they were
-(one journal row per session item, no session incarnation) and every other table is copied from
-the head (they have not changed since version 1).
+when it shipped, so the tables that later revisions changed are declared here as they were
+(one journal row per session item, no session incarnation; checkpoints without the 0004 lease
+columns) and every other table is copied from the head (they have not changed since version 1).
 """
 
 from __future__ import annotations
@@ -23,7 +23,13 @@ from sqlalchemy import (
 
 from actoviq.storage.sqlite import _tables as head
 
-__all__ = ["APPEND_ONLY_TABLES_V1", "metadata_v1", "session_items_v1", "sessions_v1"]
+__all__ = [
+    "APPEND_ONLY_TABLES_V1",
+    "checkpoints_v1",
+    "metadata_v1",
+    "session_items_v1",
+    "sessions_v1",
+]
 
 metadata_v1 = MetaData()
 
@@ -61,8 +67,33 @@ session_items_v1 = Table(
     CheckConstraint("sequence > 0", name="storage_v2_session_items_sequence"),
 )
 
+checkpoints_v1 = Table(
+    "storage_v2_checkpoints",
+    metadata_v1,
+    Column("tenant_id", Text, nullable=False),
+    Column("checkpoint_id", Text, nullable=False),
+    Column("run_id", Text, nullable=False),
+    Column("session_id", Text, nullable=True),
+    Column("revision", BigInteger, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("state_json", Text, nullable=False),
+    Column("interruption_json", Text, nullable=True),
+    Column("pending_side_effects_json", Text, nullable=False),
+    Column("trace_context_json", Text, nullable=True),
+    Column("created_at", Text, nullable=False),
+    Column("updated_at", Text, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "checkpoint_id"),
+)
+Index(
+    "storage_v2_checkpoints_run",
+    checkpoints_v1.c.tenant_id,
+    checkpoints_v1.c.run_id,
+    checkpoints_v1.c.created_at,
+)
+
+_CHANGED_SINCE_V1 = ("storage_v2_sessions", "storage_v2_session_turns", "storage_v2_checkpoints")
 for _table in head.metadata.sorted_tables:
-    if _table.name not in ("storage_v2_sessions", "storage_v2_session_turns"):
+    if _table.name not in _CHANGED_SINCE_V1:
         _table.to_metadata(metadata_v1)
 
 APPEND_ONLY_TABLES_V1 = ("storage_v2_session_items", "storage_v2_session_snapshots")
