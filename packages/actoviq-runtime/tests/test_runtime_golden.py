@@ -26,6 +26,9 @@ Deliberate differences, each applied as an explicit transformation of the golden
 * D5 — ``SerializedRunState`` is schemaVersion 2 (``pendingTools``, ``lastEventSequence``,
   ``decisions``, ``interruptions``; ``remainingRunMs`` instead of ``deadlineAt`` while
   interrupted). D3 — ``agentConfigDigest`` is sha256-based: compared as a non-empty string.
+* D10 — the state carries ``stateRevision`` (one per save; resume claims the newest): checked
+  as a positive integer. A resume leg starts with the claim: the resumed state saved as
+  ``running`` before anything else.
 * D4 (capability preflight for ``run`` and ``stream``) — the streaming path resolves the model
   too, so streamed model requests carry the resolved model where the reference passed the
   ``ModelRef`` string (02 §2.1 quirk).
@@ -44,6 +47,7 @@ from runtime_golden import (
     json_equal,
     load_golden,
     renumber,
+    save_summary,
 )
 
 from actoviq.core import JsonObject
@@ -250,6 +254,9 @@ def _expected_state(golden_state: JsonObject, port: JsonObject) -> JsonObject:
     single = expected.pop("pendingTool", None)
     expected["pendingTools"] = [] if single is None else [single]
     expected["lastEventSequence"] = port["lastEventSequence"]
+    revision = port["stateRevision"]  # D10: one revision per save, so at least one by now
+    assert type(revision) is int and revision >= 1
+    expected["stateRevision"] = revision
     expected["decisions"] = []
     if golden_state["status"] == "interrupted":
         del expected["deadlineAt"]  # D5: the remaining budget instead
@@ -280,7 +287,12 @@ async def test_golden_scenario(name: str) -> None:
         if leg.get("handle_events_equal_sink_events"):
             assert outcome.handle_events == outcome.events, f"{label}: handle != sink"
         _assert_json(_port_result(outcome), _expected_result(scenario, leg), f"{label} result")
-        _assert_json(outcome.saves, _expected_saves(scenario, leg, index), f"{label} saves")
+        saves = outcome.saves
+        if leg["leg"] == "resume":  # D10: the claim writes the resumed state first, as running
+            resumed = cast(JsonObject, run.legs[index - 1].raw_result.state)
+            assert saves[0] == save_summary({**resumed, "status": "running"}), label
+            saves = saves[1:]
+        _assert_json(saves, _expected_saves(scenario, leg, index), f"{label} saves")
         assert outcome.deletes == _expected_deletes(scenario, leg), label
         golden_state = cast(JsonObject | None, leg.get("serialized_run_state_at_interruption"))
         if golden_state is not None:
