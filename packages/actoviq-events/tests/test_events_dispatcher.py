@@ -331,8 +331,10 @@ async def test_emitter_serialises_concurrent_emits_in_sequence_order() -> None:
         id = "slow"
 
         async def process(self, event: RunEvent) -> RunEvent:
-            # Earlier events wait longer, so an unserialised emitter would reorder them.
-            await asyncio.sleep(0.001 * (10 - event.sequence))
+            # Earlier events yield more loop turns, so an unserialised emitter would reorder
+            # them (loop turns, not timers: the outcome does not depend on the clock).
+            for _ in range(10 - event.sequence):
+                await asyncio.sleep(0)
             return event
 
     ids = SequentialIdFactory()

@@ -53,6 +53,7 @@ class Source:
         self.fail = fail
         self.closed = False
         self.started = 0
+        self.blocked = asyncio.Event()  # set when a read blocks (block=True)
 
     def __aiter__(self) -> Source:
         return self
@@ -63,6 +64,7 @@ class Source:
         if self.fail:
             raise RuntimeError("source failed")
         if self.block:
+            self.blocked.set()
             await asyncio.Event().wait()
         raise StopAsyncIteration
 
@@ -207,7 +209,8 @@ async def test_task_cancellation_settles_stream() -> None:
             pass
 
     task = asyncio.ensure_future(consume())
-    await asyncio.sleep(0.01)
+    async with asyncio.timeout(10):
+        await source.blocked.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -282,9 +285,19 @@ async def test_timeout_around_a_blocked_stream_read_is_a_timeout() -> None:
         async for _event in stream:
             pass
 
-    with pytest.raises(TimeoutError):
-        async with asyncio.timeout(0.01):
+    async def expire_once_blocked(deadline: asyncio.Timeout) -> None:
+        await source.blocked.wait()
+        deadline.reschedule(asyncio.get_running_loop().time())
+
+    async def consume_under_timeout(group: asyncio.TaskGroup) -> None:
+        # the timeout expires while the read is blocked, however slow the machine is
+        async with asyncio.timeout(10) as deadline:
+            group.create_task(expire_once_blocked(deadline))
             await consume()
+
+    async with asyncio.TaskGroup() as group:
+        with pytest.raises(TimeoutError):
+            await consume_under_timeout(group)
     assert source.closed
     with pytest.raises(ModelCallAbortedError, match="cancelled"):
         await stream.final_response()

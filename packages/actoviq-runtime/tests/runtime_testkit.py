@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import itertools
 from collections.abc import Awaitable, Callable
@@ -11,8 +12,8 @@ import pytest
 
 from actoviq.core import AbortController, AbortSignal, AgentSpec, JsonObject
 from actoviq.events import RunEvent
-from actoviq.providers import ModelRegistry
-from actoviq.providers.testing import ScriptedProvider
+from actoviq.providers import ModelRegistry, ModelRequest
+from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
 from actoviq.runtime import AgentRuntime
 from actoviq.runtime.tools import (
     RuntimeTool,
@@ -190,3 +191,22 @@ async def expect_failure(awaitable: Awaitable[object]) -> ToolFailure:
     with pytest.raises(ToolExecutionError) as caught:
         await awaitable
     return caught.value.failure
+
+
+def signalled_turn(
+    turn: ScriptedTurn, called: asyncio.Event
+) -> Callable[[ModelRequest], ScriptedTurn]:
+    """A scripted turn that sets ``called`` when the provider is asked for it (no sleep needed
+    to know a run reached its model call)."""
+
+    def answer(request: ModelRequest) -> ScriptedTurn:
+        called.set()
+        return turn
+
+    return answer
+
+
+async def wait_event(event: asyncio.Event, seconds: float = 10) -> None:
+    """Wait for ``event``, failing after a generous deadline instead of hanging."""
+    async with asyncio.timeout(seconds):
+        await event.wait()

@@ -45,8 +45,13 @@ async def test_session_locks_serialise_one_key_and_clean_up() -> None:
     locks = SessionLocks()
     inside: list[str] = []
     release = asyncio.Event()
+    second_arrived = asyncio.Event()
 
     async def holder(name: str) -> None:
+        if name == "second":
+            # no suspension point until the lock: a lock that let it in would have done so
+            # before this test resumes
+            second_arrived.set()
         async with locks.hold("t", "s"):
             inside.append(name)
             if name == "first":
@@ -54,7 +59,8 @@ async def test_session_locks_serialise_one_key_and_clean_up() -> None:
 
     first = asyncio.create_task(holder("first"))
     second = asyncio.create_task(holder("second"))
-    await asyncio.sleep(0.01)
+    async with asyncio.timeout(10):
+        await second_arrived.wait()
     assert inside == ["first"]
     release.set()
     await asyncio.gather(first, second)

@@ -6,7 +6,14 @@ import asyncio
 from typing import Any
 
 import pytest
-from runtime_testkit import RecordingCheckpointStore, json_tool, make_agent, scripted_runtime
+from runtime_testkit import (
+    RecordingCheckpointStore,
+    json_tool,
+    make_agent,
+    scripted_runtime,
+    signalled_turn,
+    wait_event,
+)
 
 from actoviq.core import (
     AbortController,
@@ -345,11 +352,13 @@ async def test_registration_identity_and_digest() -> None:
 
 
 async def test_duplicate_active_run_close_and_closed_runtime() -> None:
-    provider = ScriptedProvider([ScriptedTurn(text="slow", delay=30)])
+    called = asyncio.Event()
+    # a model call that does not end by itself: runtime.close() cancels it
+    provider = ScriptedProvider([signalled_turn(ScriptedTurn(text="slow", delay=30), called)])
     runtime = scripted_runtime(provider)
     agent = make_agent()
     first = asyncio.create_task(runtime.run(agent, "x", run_id="same"))
-    await asyncio.sleep(0.01)
+    await wait_event(called)
     with pytest.raises(RunAlreadyActiveError, match=r'Run "same" is already active\.'):
         await runtime.run(agent, "x", run_id="same")
     await runtime.close()

@@ -40,7 +40,7 @@ class Harness:
         async def send(ctx: ToolExecutionContext, value: Any) -> JsonObject:
             self.sent.append(ctx.call_id)
             if timeout_ms is not None:
-                await asyncio.sleep(10)
+                await asyncio.sleep(10)  # a send slower than its timeout: the behaviour tested
             return {"sent": True}
 
         self.tools = [
@@ -248,6 +248,8 @@ async def test_approval_wait_does_not_consume_the_run_deadline() -> None:
     )
     state = cast(JsonObject, result.state)
     assert "deadlineAt" not in state and 0 < cast(int, state["remainingRunMs"]) <= 200
+    # wall time passing while the approval waits is the behaviour tested (nothing is ordered by
+    # it); a slower machine only lets more time pass
     await asyncio.sleep(0.3)  # longer than the whole run budget
     final = await runtime.resume(state, [InterruptionDecision.approve("r10:call_email")]).result()
     assert final.status == "completed"
@@ -294,7 +296,7 @@ async def test_cancelled_side_effect_becomes_unknown() -> None:
 
     async def slow_send(ctx: ToolExecutionContext, value: Any) -> JsonObject:
         started.set()
-        await asyncio.sleep(10)
+        await asyncio.sleep(10)  # a send still running when cancelled (ordered by `started`)
         return {}
 
     h.tools[0] = json_tool("send_email", slow_send, effect="side-effect")

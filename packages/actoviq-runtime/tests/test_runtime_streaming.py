@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from runtime_testkit import make_agent, scripted_runtime
+from runtime_testkit import make_agent, scripted_runtime, signalled_turn, wait_event
 
 from actoviq.core import TextItem
 from actoviq.events import InMemoryEventSink, RunEvent, create_root_trace_context
@@ -223,28 +223,43 @@ async def test_caller_expected_revision_is_a_cas() -> None:
 
 async def test_same_session_runs_are_serialised() -> None:
     services, _, _ = _sessions()
-    provider = ScriptedProvider([ScriptedTurn(text="reply-0", delay=0.2), "reply-1"])
+    called = asyncio.Event()
+    # The first reply is slow only so that an unserialised runtime would call the provider again
+    # meanwhile; no assertion waits on that delay.
+    slow = signalled_turn(ScriptedTurn(text="reply-0", delay=0.2), called)
+    provider = ScriptedProvider([slow, "reply-1"])
     runtime = scripted_runtime(provider, services=services)
     agent = make_agent()
     first = asyncio.create_task(runtime.run(agent, "a", session_id="s"))
     second = asyncio.create_task(runtime.run(agent, "b", session_id="s"))
-    await asyncio.sleep(0.05)
+    await wait_event(called)
     assert len(provider.calls) == 1
     await asyncio.gather(first, second)
     assert TextItem(role="assistant", text="reply-0") in provider.requests[1].input
 
 
 class CountingProvider(ScriptedProvider):
-    def __init__(self) -> None:
+    """Counts concurrent calls. The first ``full`` calls wait for each other (a barrier), so the
+    peak reaches the permit limit however the loop schedules the runs; the last to arrive lets
+    100 loop turns pass before releasing them, ample for a run past the limit to show up (loop
+    turns, not a timer: the outcome does not depend on the machine's speed)."""
+
+    def __init__(self, full: int) -> None:
         super().__init__(["ok"], repeat_last=True)
         self.active = 0
         self.peak = 0
+        self.full = full
+        self.filled = asyncio.Event()
 
     async def _generate(self, prepared: PreparedCall, context: ModelCallContext) -> ModelResponse:
         self.active += 1
         self.peak = max(self.peak, self.active)
         try:
-            await asyncio.sleep(0.001)
+            if self.active >= self.full and not self.filled.is_set():
+                for _ in range(100):
+                    await asyncio.sleep(0)
+                self.filled.set()
+            await wait_event(self.filled)
             return await super()._generate(prepared, context)
         finally:
             self.active -= 1
@@ -252,7 +267,7 @@ class CountingProvider(ScriptedProvider):
 
 async def test_run_gate_limits_concurrency() -> None:
     services, store, _ = _sessions()
-    provider = CountingProvider()
+    provider = CountingProvider(full=8)
     runtime = scripted_runtime(provider, max_concurrent_runs=8, services=services)
     agent = make_agent()
     results = await asyncio.gather(
@@ -264,12 +279,16 @@ async def test_run_gate_limits_concurrency() -> None:
 
 
 async def test_run_cancelled_while_waiting_for_a_permit() -> None:
-    provider = ScriptedProvider([ScriptedTurn(text="slow", delay=0.2), "never"])
+    called = asyncio.Event()
+    # the first run holds the only permit until its (slow) model call returns
+    provider = ScriptedProvider(
+        [signalled_turn(ScriptedTurn(text="slow", delay=0.2), called), "never"]
+    )
     runtime = scripted_runtime(provider, max_concurrent_runs=1)
     agent = make_agent()
     first = runtime.stream(agent, "a")
     second = runtime.stream(agent, "b")
-    await asyncio.sleep(0.01)
+    await wait_event(called)
     second.cancel("no longer needed")
     assert (await second.result()).status == "cancelled"
     assert (await first.result()).status == "completed"

@@ -138,7 +138,7 @@ async def test_a_write_waits_for_another_writer_on_a_thread_not_on_the_loop(
         nonlocal ticks
         while True:
             ticks += 1
-            await asyncio.sleep(0.001)
+            await asyncio.sleep(0.001)  # the ticker measures loop liveness; nothing waits on it
 
     with _lock_holder(path) as other:
         other.execute("INSERT INTO notes (k, v) VALUES (100, 'other')")

@@ -363,7 +363,7 @@ def main(context):
         "import asyncio\nasync def main(context):\n    await asyncio.sleep(3600)\n",
         "import time\ndef main(context):\n    time.sleep(3600)\n",
     ],
-    ids=["async-sleep", "blocking-sleep"],
+    ids=["async-sleep", "blocking-sleep"],  # scripts that never settle: the behaviour tested
 )
 async def test_never_settling_script_times_out(
     executor: ProcessWorkflowExecutorBase, workspace: Path, source: str
@@ -451,7 +451,8 @@ async def test_cancellation_kills_the_whole_process_group(
         alive = [pid for pid in pids if process_alive(pid)] if local else []
         return pids_with_marker(marker) + alive
 
-    for _ in range(100):
+    # poll the process table for at least 10 s (no event exists for another process's death)
+    for _ in range(500):
         if not survivors():
             break
         await asyncio.sleep(0.02)
