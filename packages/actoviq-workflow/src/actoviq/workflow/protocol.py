@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from actoviq.core import JsonValue, dumps_compact, loads_strict
+from actoviq.core import JsonValue, dumps_compact, find_json_violation, loads_strict
 from actoviq.workflow.errors import WorkflowMessageLimitError, WorkflowProtocolError
 
 __all__ = [
@@ -39,15 +39,31 @@ def encode_message(message: dict[str, Any], *, max_message_bytes: int, detail: s
 def decode_message(line: bytes) -> dict[str, JsonValue]:
     """Parse one line from the child into a JSON-RPC 2.0 object.
 
+    Every failure is a :class:`WorkflowProtocolError`: bytes that are not UTF-8, text that is not
+    JSON, JSON nested deeper than the parser (or the shared strict-JSON rules) allow, numbers that
+    overflow to infinity (``1e400``), anything else strict JSON refuses, a non-object message, or
+    ``jsonrpc != "2.0"``. Nothing else escapes, whatever the child writes.
+
     Raises:
-        WorkflowProtocolError: empty line, invalid JSON, not an object, or ``jsonrpc != "2.0"``.
+        WorkflowProtocolError: the line is not a strict JSON-RPC 2.0 object.
     """
     if not line:
         raise WorkflowProtocolError("Workflow child emitted an empty protocol line.")
     try:
-        message = loads_strict(line.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError, TypeError):
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise WorkflowProtocolError("Workflow child emitted bytes that are not UTF-8.") from None
+    try:
+        message = loads_strict(text)
+    except RecursionError:
+        raise WorkflowProtocolError("Workflow child emitted JSON nested too deeply.") from None
+    except (ValueError, TypeError):  # JSONDecodeError, and JsonValueError (a TypeError)
         raise WorkflowProtocolError("Workflow child emitted invalid JSON.") from None
+    where = find_json_violation(message)
+    if where is not None:  # e.g. 1e400 parses as inf
+        raise WorkflowProtocolError(
+            f"Workflow child emitted a value that is not strict JSON at {where[:200]}."
+        )
     if not isinstance(message, dict):
         raise WorkflowProtocolError("Workflow child emitted a non-object protocol message.")
     if message.get("jsonrpc") != JSONRPC_VERSION:
