@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# Install bubblewrap for the actoviq-workflow sandbox tests. Idempotent, and never fails CI:
-# when bwrap cannot be installed or cannot start here, it prints why and exits 0 (the bubblewrap
-# tests then skip and report the reason from BubblewrapWorkflowExecutor.capabilities()).
+# Install what the actoviq-workflow sandbox needs: bubblewrap and libseccomp (the seccomp layer of
+# both process executors; pyseccomp loads libseccomp.so.2). Idempotent, and never fails CI: when a
+# package cannot be installed or bwrap cannot start here, it prints why and exits 0 (the tests
+# that need it then skip with the reason from the executor's capabilities()).
 set -u
 
 probe() {
     bwrap --unshare-all --die-with-parent --ro-bind / / --proc /proc --dev /dev true 2>&1
 }
 
-if command -v bwrap >/dev/null 2>&1; then
-    echo "install-sandbox: bwrap already installed: $(bwrap --version 2>&1)"
+have_libseccomp() {
+    ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2'
+}
+
+if command -v bwrap >/dev/null 2>&1 && have_libseccomp; then
+    echo "install-sandbox: bwrap already installed: $(bwrap --version 2>&1); libseccomp present"
 else
     if ! command -v apt-get >/dev/null 2>&1; then
         echo "install-sandbox: apt-get not available; bubblewrap tests will skip."
@@ -28,11 +33,12 @@ else
         echo "install-sandbox: apt-get update failed; bubblewrap tests will skip."
         exit 0
     fi
-    if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq bubblewrap >/dev/null 2>&1; then
-        echo "install-sandbox: apt-get install bubblewrap failed; bubblewrap tests will skip."
+    if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq bubblewrap libseccomp2 \
+        >/dev/null 2>&1; then
+        echo "install-sandbox: apt-get install bubblewrap libseccomp2 failed; sandbox tests skip."
         exit 0
     fi
-    echo "install-sandbox: installed $(bwrap --version 2>&1)"
+    echo "install-sandbox: installed $(bwrap --version 2>&1) and libseccomp2"
 fi
 
 if output=$(probe); then

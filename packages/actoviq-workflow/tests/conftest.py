@@ -31,12 +31,15 @@ SMALL_LIMITS = WorkflowExecutorLimits(
 )
 
 
-def _bwrap_status() -> tuple[bool, str | None]:
-    status = BubblewrapWorkflowExecutor().capabilities()
+def _status(executor: ProcessWorkflowExecutorBase) -> tuple[bool, str | None]:
+    status = executor.capabilities()
     return status.available, status.reason
 
 
-BWRAP_AVAILABLE, BWRAP_REASON = _bwrap_status()
+# Tests that start children skip with the probe's reason only where the kernel layers (or
+# bubblewrap) are missing; on machines like CI's they run.
+LOCAL_AVAILABLE, LOCAL_REASON = _status(LocalIsolatedProcessWorkflowExecutor())
+BWRAP_AVAILABLE, BWRAP_REASON = _status(BubblewrapWorkflowExecutor())
 
 
 class Recorder:
@@ -72,6 +75,8 @@ def executor_kind(request: pytest.FixtureRequest) -> str:
     kind: str = request.param
     if kind == "bubblewrap" and not BWRAP_AVAILABLE:
         pytest.skip(f"bubblewrap sandbox unavailable: {BWRAP_REASON}")
+    if kind == "local" and not LOCAL_AVAILABLE:
+        pytest.skip(f"local sandbox layers unavailable: {LOCAL_REASON}")
     return kind
 
 

@@ -36,6 +36,7 @@ from actoviq.workflow.errors import (
     WorkflowResourceLimitError,
     WorkflowTimeoutError,
     WorkflowTrustTierError,
+    WorkflowWorkspaceError,
 )
 from actoviq.workflow.limits import (
     HARD_MAX_MESSAGE_BYTES,
@@ -46,6 +47,12 @@ from actoviq.workflow.limits import (
 from actoviq.workflow.local_process import (
     LocalIsolatedProcessWorkflowExecutor,
     ProcessWorkflowExecutorBase,
+)
+from actoviq.workflow.policy import (
+    MIN_LANDLOCK_ABI,
+    LayerMode,
+    SandboxPolicy,
+    resolve_sandbox_user,
 )
 from actoviq.workflow.router import WorkflowExecutorRouter, execute_workflow
 from actoviq.workflow.trusted import TrustedInProcessWorkflowExecutor
@@ -68,14 +75,17 @@ __all__ = [
     "CAPABILITY_FAILED_CODE",
     "CAPABILITY_NAME_PATTERN",
     "HARD_MAX_MESSAGE_BYTES",
+    "MIN_LANDLOCK_ABI",
     "BubblewrapWorkflowExecutor",
     "CapabilityCallContext",
     "CapabilityHandler",
+    "LayerMode",
     "LocalIsolatedProcessWorkflowExecutor",
     "ProcessResourceLimits",
     "ProcessWorkflowExecutorBase",
     "SandboxCapabilities",
     "SandboxIsolation",
+    "SandboxPolicy",
     "SandboxWorkflowExecutor",
     "TrustTier",
     "TrustedInProcessWorkflowExecutor",
@@ -99,11 +109,13 @@ __all__ = [
     "WorkflowResourceLimitError",
     "WorkflowTimeoutError",
     "WorkflowTrustTierError",
+    "WorkflowWorkspaceError",
     "bubblewrap_argv",
     "clone_json_within",
     "execute_workflow",
     "resolve_capability_handlers",
     "resolve_requested_capabilities",
+    "resolve_sandbox_user",
     "resolve_workflow_executor_limits",
     "validate_capability_name",
     "workflow_request_from_json",

@@ -53,6 +53,18 @@ def _bootstrap() -> None:
     cap(resource.RLIMIT_NPROC, limits["maxProcesses"], limits["maxProcesses"])
     cap(resource.RLIMIT_FSIZE, limits["fileSizeBytes"], limits["fileSizeBytes"])
 
+    # 1b. kernel layers (mounts, uid, no_new_privs, Landlock, seccomp): apply_kernel_layers comes
+    # from _child_kernel.py, prepended to this program. A failure ends the child before it reads
+    # the request: the host reports the exit with this message as a protocol error.
+    sandbox = config.get("sandbox")
+    if sandbox is not None:
+        try:
+            apply_kernel_layers(sandbox)  # noqa: F821  # pyright: ignore[reportUndefinedVariable]
+        except OSError as error:
+            sys.stderr.write(f"workflow sandbox setup failed: {error}\n")
+            sys.stderr.flush()
+            os._exit(4)
+
     # 2. private protocol descriptors.
     proto_in = os.dup(0)
     proto_out = os.dup(1)
@@ -319,6 +331,7 @@ def _bootstrap() -> None:
             _type=type,
             _str=str,
             _int=int,
+            _len=len,
         ):
             def deny(what):
                 _denials.append(what)
@@ -327,9 +340,23 @@ def _bootstrap() -> None:
             if event in _always or event.startswith(_prefixes):
                 deny(event)
             if event == "import":
+                # args: (name, filename or None, ...). Every dotted part is checked (an extension
+                # module can be loaded as "pkg.<denied>"), and so is the file an extension module
+                # comes from: a denied module's file under another name, or a shared object
+                # outside the interpreter's own directories (e.g. one written to the workspace).
                 name = args[0]
-                if _type(name) is _str and name.partition(".")[0] in _modules:
-                    deny(f"import {name}")
+                if _type(name) is _str:
+                    for part in name.split("."):
+                        if part in _modules:
+                            deny(f"import {name}")
+                filename = args[1] if _len(args) > 1 else None
+                if _type(filename) is _str and filename:
+                    stem = filename.rpartition("/")[2].partition(".")[0]
+                    if stem in _modules:
+                        deny(f"import {name} from {filename}")
+                    real = _resolve(filename) or ""
+                    if not real.startswith(_roots):
+                        deny(f"import {name} from {filename}")
                 return
             if event == "object.__setattr__":
                 if args[1] in _protected:
@@ -338,7 +365,7 @@ def _bootstrap() -> None:
             if event == "open":
                 write = False
                 mode = args[1]
-                flags = args[2] if len(args) > 2 else None
+                flags = args[2] if _len(args) > 2 else None
                 if _type(mode) is _str:
                     write = "w" in mode or "a" in mode or "x" in mode or "+" in mode
                 if _type(flags) is _int and flags & _write_flags:
@@ -461,13 +488,34 @@ def _bootstrap() -> None:
             link = link.__cause__ or link.__context__
         if denied is not None:
             payload = error_payload(
-                "WORKFLOW_PERMISSION_DENIED", str(denied), {"operation": denied.event}
+                "WORKFLOW_PERMISSION_DENIED",
+                str(denied),
+                {"operation": denied.event, "layer": "audit-hook"},
             )
         elif isinstance(error, OSError) and error.errno == errno.EFBIG:
             payload = error_payload(
                 "WORKFLOW_RESOURCE_LIMIT_EXCEEDED",
                 "Workflow exceeded its file size limit (EFBIG).",
                 {"resource": "fileSize"},
+            )
+        elif (
+            isinstance(error, BlockingIOError)
+            and error.errno == errno.EAGAIN
+            and error.filename is None
+        ):
+            payload = error_payload(
+                "WORKFLOW_RESOURCE_LIMIT_EXCEEDED",
+                "Workflow hit its process limit (RLIMIT_NPROC: fork/clone failed with EAGAIN).",
+                {"resource": "processes"},
+            )
+        elif isinstance(error, OSError) and error.errno in (errno.EPERM, errno.EACCES, errno.EROFS):
+            name = errno.errorcode.get(error.errno, str(error.errno))
+            target = error.filename
+            operation = name if target is None else f"{name} {target}"
+            payload = error_payload(
+                "WORKFLOW_PERMISSION_DENIED",
+                f"Workflow sandbox denied an operation: {error}",
+                {"operation": operation, "layer": "kernel"},
             )
         elif isinstance(error, MemoryError):
             payload = error_payload(

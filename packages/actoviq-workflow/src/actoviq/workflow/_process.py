@@ -34,6 +34,7 @@ from actoviq.workflow.errors import (
     WorkflowExecutorError,
     WorkflowMessageLimitError,
     WorkflowOutputLimitError,
+    WorkflowPermissionError,
     WorkflowProtocolError,
     WorkflowResourceLimitError,
     error_from_remote,
@@ -54,14 +55,23 @@ __all__ = [
     "ChildRun",
     "ProcessRegistry",
     "bootstrap_argv",
+    "execute_message",
+    "execute_message_for",
     "resolve_workspace",
     "run_child",
+    "settle_message",
 ]
 
-BOOTSTRAP_SOURCE: Final = (Path(__file__).with_name("_child_bootstrap.py")).read_text("utf-8")
-"""The child program, passed with ``-c`` so nothing outside the standard library is imported."""
+BOOTSTRAP_SOURCE: Final = (
+    Path(__file__).with_name("_child_kernel.py").read_text("utf-8")
+    + "\n"
+    + Path(__file__).with_name("_child_bootstrap.py").read_text("utf-8")
+)
+"""The child program (kernel layers, then the protocol), passed with ``-c`` so nothing outside the
+standard library is imported."""
 
 _EXIT_GRACE_SECONDS: Final = 1.0
+_REPORTED_SIGNALS: Final = (signals.SIGXCPU, signals.SIGXFSZ, signals.SIGSYS)
 _MAX_QUEUED_LINES: Final = 8
 
 
@@ -90,14 +100,21 @@ def bootstrap_argv(
     resource_limits: ProcessResourceLimits,
     max_message_bytes: int,
     audit_hook: bool,
+    sandbox: Mapping[str, Any] | None = None,
 ) -> list[str]:
-    """The interpreter command line: isolated mode, no site, no bytecode, bootstrap via ``-c``."""
-    config: dict[str, JsonValue] = {
+    """The interpreter command line: isolated mode, no site, no bytecode, bootstrap via ``-c``.
+
+    ``sandbox`` is the kernel-layer section the child applies before it reads the request
+    (see :mod:`actoviq.workflow._child_kernel`).
+    """
+    config: dict[str, Any] = {
         "workspaceDir": workspace,
         "resourceLimits": dict(resource_limits.to_wire()),
         "maxMessageBytes": max_message_bytes,
         "auditHook": audit_hook,
     }
+    if sandbox is not None:
+        config["sandbox"] = dict(sandbox)
     return [python, "-I", "-S", "-B", "-c", BOOTSTRAP_SOURCE, dumps_compact(config)]
 
 
@@ -220,26 +237,49 @@ class ChildRun:
     limits: WorkflowExecutorLimits
     timeout_ms: int
     signal: AbortSignal | None
+    pass_fds: tuple[int, ...] = ()
 
 
 def execute_message(run: ChildRun) -> bytes:
     """Encode the one ``workflow.execute`` request (raises before any spawn when too large)."""
+    return execute_message_for(
+        source=run.source,
+        value=run.input,
+        capabilities=run.capabilities,
+        limits=run.limits,
+        timeout_ms=run.timeout_ms,
+    )
+
+
+def execute_message_for(
+    *,
+    source: str,
+    value: JsonValue,
+    capabilities: Sequence[str],
+    limits: WorkflowExecutorLimits,
+    timeout_ms: int,
+) -> bytes:
+    """Encode a ``workflow.execute`` request from its parts.
+
+    Raises:
+        WorkflowMessageLimitError: the message is larger than ``maxMessageBytes``.
+    """
     return encode_message(
         {
             "jsonrpc": JSONRPC_VERSION,
             "id": EXECUTE_ID,
             "method": "workflow.execute",
             "params": {
-                "source": run.source,
-                "input": run.input,
-                "capabilities": list(run.capabilities),
-                "vmTimeoutMs": run.timeout_ms,
-                "maxOutputBytes": run.limits.max_output_bytes,
-                "maxMessageBytes": run.limits.max_message_bytes,
-                "maxProtocolMessages": run.limits.max_protocol_messages,
+                "source": source,
+                "input": value,
+                "capabilities": list(capabilities),
+                "vmTimeoutMs": timeout_ms,
+                "maxOutputBytes": limits.max_output_bytes,
+                "maxMessageBytes": limits.max_message_bytes,
+                "maxProtocolMessages": limits.max_protocol_messages,
             },
         },
-        max_message_bytes=run.limits.max_message_bytes,
+        max_message_bytes=limits.max_message_bytes,
         detail="Workflow execute message",
     )
 
@@ -272,6 +312,7 @@ async def run_child(
                     cwd=run.cwd,
                     start_new_session=True,
                     close_fds=True,
+                    pass_fds=run.pass_fds,
                 )
             except OSError as error:
                 raise WorkflowProtocolError(
@@ -349,30 +390,47 @@ async def _converse(
                 )
             )
             continue
-        if message.get("id") != EXECUTE_ID:
-            raise WorkflowProtocolError("Workflow child answered with an unexpected response id.")
-        error = message.get("error")
-        if isinstance(error, dict):
-            code = error.get("code")
-            text = error.get("message")
-            data = error.get("data")
-            raise error_from_remote(
-                code if isinstance(code, str) else "WORKFLOW_EXECUTION_FAILED",
-                text if isinstance(text, str) else "Workflow failed.",
-                max_output_bytes=limits.max_output_bytes,
-                max_message_bytes=limits.max_message_bytes,
-                timeout_ms=run.timeout_ms,
-                data=data if isinstance(data, dict) else None,
-            )
-        if "result" not in message:
-            raise WorkflowProtocolError("Workflow child answered without result or error.")
-        try:
-            value = clone_json_within(
-                message["result"], limit=limits.max_output_bytes, label="Workflow output"
-            )
-        except WorkflowMessageLimitError:
-            raise WorkflowOutputLimitError(limits.max_output_bytes) from None
-        return value, capability_calls
+        return settle_message(message, limits=limits, timeout_ms=run.timeout_ms), capability_calls
+
+
+def settle_message(
+    message: dict[str, JsonValue], *, limits: WorkflowExecutorLimits, timeout_ms: int
+) -> JsonValue:
+    """Turn the child's final ``workflow:execute`` response into the result or a typed error.
+
+    Raises:
+        WorkflowProtocolError: wrong id, neither result nor error, or a value the host cannot
+            clone (for example nested deeper than the interpreter can encode).
+        WorkflowOutputLimitError: the result is larger than ``maxOutputBytes``.
+        WorkflowExecutorError: the child's error, mapped by :func:`error_from_remote`.
+    """
+    if message.get("id") != EXECUTE_ID:
+        raise WorkflowProtocolError("Workflow child answered with an unexpected response id.")
+    error = message.get("error")
+    if isinstance(error, dict):
+        code = error.get("code")
+        text = error.get("message")
+        data = error.get("data")
+        raise error_from_remote(
+            code if isinstance(code, str) else "WORKFLOW_EXECUTION_FAILED",
+            text if isinstance(text, str) else "Workflow failed.",
+            max_output_bytes=limits.max_output_bytes,
+            max_message_bytes=limits.max_message_bytes,
+            timeout_ms=timeout_ms,
+            data=data if isinstance(data, dict) else None,
+        )
+    if "result" not in message:
+        raise WorkflowProtocolError("Workflow child answered without result or error.")
+    try:
+        return clone_json_within(
+            message["result"], limit=limits.max_output_bytes, label="Workflow output"
+        )
+    except WorkflowMessageLimitError:
+        raise WorkflowOutputLimitError(limits.max_output_bytes) from None
+    except (JsonValueError, RecursionError, ValueError):
+        raise WorkflowProtocolError(
+            "Workflow child returned a value the host cannot copy."
+        ) from None
 
 
 async def _answer_call(
@@ -425,7 +483,7 @@ async def _exit_error(protocol: _ChildProtocol) -> WorkflowExecutorError:
         return protocol.failure
     transport = protocol.transport
     code = transport.get_returncode() if transport is not None else None
-    if code is not None and code > 128 and code - 128 in (signals.SIGXCPU, signals.SIGXFSZ):
+    if code is not None and code > 128 and code - 128 in _REPORTED_SIGNALS:
         code = 128 - code  # bwrap's PID 1 reports a signalled child as 128 + signal
     if code is not None and code < 0:
         number = -code
@@ -436,6 +494,13 @@ async def _exit_error(protocol: _ChildProtocol) -> WorkflowExecutorError:
         if number == signals.SIGXFSZ:
             return WorkflowResourceLimitError(
                 "fileSize", "Workflow exceeded its file size limit (SIGXFSZ)."
+            )
+        if number == signals.SIGSYS:
+            return WorkflowPermissionError(
+                "seccomp",
+                "The seccomp filter killed the workflow child (a system call through a foreign "
+                "ABI, or a filtered call; SIGSYS).",
+                layer="seccomp",
             )
         try:
             signal_name = signals.Signals(number).name

@@ -4,7 +4,8 @@ Every error an executor raises on purpose is a :class:`WorkflowExecutorError` (i
 :class:`~actoviq.core.ActoviqError`) with one of the stable reference codes. Two codes are Python
 additions, because the Python executors enforce limits the reference does not have (spec 04 §8.3):
 ``WORKFLOW_RESOURCE_LIMIT_EXCEEDED`` (an rlimit such as CPU seconds or address space was hit) and
-``WORKFLOW_PERMISSION_DENIED`` (the child's audit-hook deny list refused an operation).
+``WORKFLOW_PERMISSION_DENIED`` (a sandbox layer refused an operation), and one for the host-side
+workspace reader: ``WORKFLOW_WORKSPACE_FILE_REFUSED``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "WorkflowResourceLimitError",
     "WorkflowTimeoutError",
     "WorkflowTrustTierError",
+    "WorkflowWorkspaceError",
     "error_from_remote",
 ]
 
@@ -199,13 +201,40 @@ class WorkflowResourceLimitError(WorkflowExecutorError):
 
 
 class WorkflowPermissionError(WorkflowExecutorError):
-    """[PY] The child's audit-hook deny list refused an operation (``operation`` is the event)."""
+    """[PY] A sandbox layer refused an operation of the script.
+
+    Attributes:
+        operation: what was refused (the audit event, e.g. ``os.fork``, or for a kernel refusal
+            the error and path, e.g. ``EACCES /etc/passwd``).
+        layer: ``audit-hook`` (the in-child deny list), ``kernel`` (an ``EPERM``/``EACCES``/
+            ``EROFS`` from Landlock, seccomp, the uid or a read-only mount) or ``seccomp`` (the
+            filter killed the child).
+    """
 
     default_code: ClassVar[str] = "WORKFLOW_PERMISSION_DENIED"
 
-    def __init__(self, operation: str, message: str) -> None:
-        super().__init__(message, details={"operation": operation})
+    def __init__(self, operation: str, message: str, *, layer: str = "audit-hook") -> None:
+        super().__init__(message, details={"operation": operation, "layer": layer})
         self.operation = operation
+        self.layer = layer
+
+
+class WorkflowWorkspaceError(WorkflowExecutorError):
+    """[PY] :func:`~actoviq.workflow.read_workspace_file` refused a path.
+
+    Attributes:
+        path: the path as given.
+        reason: ``outside`` (absolute, ``..`` or escaping the workspace), ``symlink``,
+            ``not-regular`` (FIFO, socket, device, directory), ``missing``, ``too-large`` or
+            ``unreadable``.
+    """
+
+    default_code: ClassVar[str] = "WORKFLOW_WORKSPACE_FILE_REFUSED"
+
+    def __init__(self, path: str, reason: str, message: str) -> None:
+        super().__init__(message, details={"path": path, "reason": reason})
+        self.path = path
+        self.reason = reason
 
 
 def error_from_remote(
@@ -235,5 +264,10 @@ def error_from_remote(
         )
     if code == "WORKFLOW_PERMISSION_DENIED":
         operation = extra.get("operation")
-        return WorkflowPermissionError(operation if isinstance(operation, str) else "unknown", text)
+        layer = extra.get("layer")
+        return WorkflowPermissionError(
+            operation if isinstance(operation, str) else "unknown",
+            text,
+            layer=layer if layer in ("audit-hook", "kernel") else "audit-hook",
+        )
     return WorkflowExecutionError(text, remote_code=code)

@@ -1,35 +1,51 @@
-"""The local isolated-process executor (spec 04 §2.6, decision D8, §8.3).
+"""The local isolated-process executor (spec 04 §2.6, decisions D8 and D10, §8.3).
 
-**What it is:** ambient-capability prevention for code you do not fully trust. Each run is a fresh
-``python -I -S -B`` process with an **empty environment**, its cwd in the workspace, its own
-session and process group (SIGKILLed as a whole on timeout, abort, cancellation or any other
-settle), rlimits on CPU seconds, address space, open files, processes and file size, bounded
-NDJSON JSON-RPC messages over pipes, bounded diagnostics, a bounded result, and an audit-hook
-deny list (network, process creation, signals, ctypes, files outside the workspace).
+Each run is a fresh ``python -I -S -B`` process with an **empty environment**, its cwd in the
+workspace, its own session and process group (SIGKILLed as a whole on timeout, abort, cancellation
+or any other settle), rlimits, bounded NDJSON JSON-RPC messages over pipes, a bounded result, and
+**kernel layers** applied by the child to itself before it reads the script
+(:class:`~actoviq.workflow.SandboxPolicy`):
 
-**What it is not:** an adversarial multi-tenant sandbox. The child runs as the host's user and sees
-the host's filesystem namespace; the audit hook lives in the same interpreter as the script and
-can be defeated by interpreter bugs or clever introspection; ``RLIMIT_NPROC`` does not bind root.
-For hostile code use :class:`~actoviq.workflow.BubblewrapWorkflowExecutor` or a container/remote
-:class:`~actoviq.workflow.SandboxWorkflowExecutor`.
+* ``PR_SET_NO_NEW_PRIVS``;
+* when the host is root, an unprivileged uid/gid (``nobody`` by default), so ``RLIMIT_NPROC``
+  binds, file permissions apply and host processes cannot be signalled; the workspace is lent to
+  that uid for the run, and a private mount namespace keeps the workspace and the interpreter
+  reachable when their parent directories are closed to it;
+* a Landlock domain: read-only interpreter prefix and system libraries, read-write workspace,
+  nothing else; no TCP bind/connect; signals and abstract unix sockets scoped to the sandbox;
+* a seccomp filter (no ptrace, process_vm_*, pidfd_*, namespaces, mounts, sockets, mknod, ...).
+
+A required layer that the machine lacks makes :meth:`execute` refuse (fail closed). The audit-hook
+deny list stays inside the child as defence in depth; it is not the boundary. What remains: the
+child shares the host's kernel, network namespace (sockets are refused by seccomp) and PID
+namespace (other processes are visible, not reachable). Bubblewrap adds namespaces on top.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
 from types import TracebackType
+from typing import Any
 
 from actoviq.core import JsonValue, JsonValueError
+from actoviq.workflow._lease import lend_workspace
 from actoviq.workflow._process import (
     ChildRun,
     ProcessRegistry,
     bootstrap_argv,
     default_python,
-    execute_message,
+    execute_message_for,
     monotonic_ms,
     resolve_workspace,
     run_child,
+)
+from actoviq.workflow._sandbox import (
+    KernelLayers,
+    child_kernel_spec,
+    probe_kernel_layers,
 )
 from actoviq.workflow.capabilities import (
     clone_json_within,
@@ -47,6 +63,7 @@ from actoviq.workflow.limits import (
     WorkflowExecutorLimits,
     resolve_request_timeout_ms,
 )
+from actoviq.workflow.policy import SandboxPolicy
 from actoviq.workflow.types import (
     CapabilityHandler,
     SandboxCapabilities,
@@ -58,9 +75,9 @@ __all__ = ["LocalIsolatedProcessWorkflowExecutor", "ProcessWorkflowExecutorBase"
 
 
 class ProcessWorkflowExecutorBase:
-    """Validation, bookkeeping and lifecycle shared by the process-based sandbox executors.
+    """Validation, kernel layers, bookkeeping and lifecycle shared by the process executors.
 
-    Subclasses provide :meth:`capabilities` and :meth:`_argv`.
+    Subclasses provide :meth:`capabilities` and :meth:`_child`.
     """
 
     kind: str = "process"
@@ -74,6 +91,7 @@ class ProcessWorkflowExecutorBase:
         capabilities: Mapping[str, CapabilityHandler] | None = None,
         python_executable: str | None = None,
         audit_hook: bool = True,
+        sandbox: SandboxPolicy | None = None,
     ) -> None:
         if sys.platform == "win32":  # pragma: no cover - POSIX only
             raise WorkflowConfigurationError("Process workflow executors need a POSIX system.")
@@ -82,6 +100,8 @@ class ProcessWorkflowExecutorBase:
         self._handlers = resolve_capability_handlers(capabilities)
         self._python = python_executable or default_python()
         self._audit_hook = audit_hook
+        self._policy = sandbox or SandboxPolicy()
+        self._layers: KernelLayers | None = None
         self._registry = ProcessRegistry()
         self._closed = False
 
@@ -96,6 +116,11 @@ class ProcessWorkflowExecutorBase:
         return self._resource_limits
 
     @property
+    def sandbox_policy(self) -> SandboxPolicy:
+        """The kernel layers this executor applies and requires."""
+        return self._policy
+
+    @property
     def active_process_count(self) -> int:
         """Children started and not yet reaped."""
         return len(self._registry)
@@ -104,17 +129,47 @@ class ProcessWorkflowExecutorBase:
         """Whether this executor can run here (overridden by subclasses)."""
         raise NotImplementedError
 
-    def _argv(self, workspace: str) -> list[str]:
+    def _kernel_layers(self) -> KernelLayers:
+        if self._layers is None:
+            self._layers = probe_kernel_layers(self._policy)
+        return self._layers
+
+    def _layer_names(self, layers: KernelLayers) -> list[str]:
+        names = ["no-new-privs"]
+        if layers.drop is not None or layers.host_uid != 0:
+            names.append("uid")
+        if layers.landlock_abi:
+            names.append("landlock")
+        if layers.seccomp_program is not None:
+            names.append("seccomp")
+        names.append("rlimits")
+        if self._audit_hook:
+            names.append("audit-hook")
+        return names
+
+    def _child(
+        self, workspace: str
+    ) -> contextlib.AbstractAsyncContextManager[tuple[list[str], tuple[int, ...]]]:
         raise NotImplementedError
 
-    def _python_argv(self, workspace: str) -> list[str]:
+    def _python_argv(self, workspace: str, sandbox: Mapping[str, Any] | None) -> list[str]:
         return bootstrap_argv(
             self._python,
             workspace=workspace,
             resource_limits=self._resource_limits,
             max_message_bytes=self._limits.max_message_bytes,
             audit_hook=self._audit_hook,
+            sandbox=sandbox,
         )
+
+    @contextlib.asynccontextmanager
+    async def _lent(self, workspace: str, owner: tuple[int, int] | None) -> AsyncGenerator[None]:
+        """Lend the workspace to the sandbox uid (when the policy says so) for the block."""
+        if owner is None or not self._policy.lend_workspace:
+            yield
+            return
+        async with lend_workspace(workspace, owner[0], owner[1]):
+            yield
 
     async def execute(self, request: WorkflowExecutionRequest) -> WorkflowExecutionResult:
         """Run an untrusted request in a child process.
@@ -125,11 +180,13 @@ class ProcessWorkflowExecutorBase:
             WorkflowTrustTierError: ``trust`` is not ``"untrusted"``.
             WorkflowAbortedError: the signal fired (before or during the run).
             WorkflowExecutionError: empty source, or the script failed.
-            WorkflowConfigurationError: bad workspace, input, or the executor is closed/unavailable.
+            WorkflowConfigurationError: bad workspace or input, the executor is closed, or a
+                required sandbox layer is missing here (fail closed; the message says which).
             WorkflowCapabilityNotAllowedError: a requested capability is not configured.
             WorkflowMessageLimitError: the execute message (source + input) is too large.
             WorkflowTimeoutError: the wall-clock deadline passed.
-            WorkflowExecutorError: any other typed failure (limits, protocol, permissions).
+            WorkflowPermissionError: a sandbox layer refused an operation of the script.
+            WorkflowExecutorError: any other typed failure (limits, protocol).
         """
         started = monotonic_ms()
         if self._closed:
@@ -152,26 +209,34 @@ class ProcessWorkflowExecutorBase:
             )
         except JsonValueError as error:
             raise WorkflowConfigurationError(error.message) from None
-        run = ChildRun(
-            argv=self._argv(workspace),
-            cwd=workspace,
-            workspace=workspace,
-            executor_kind=self.kind,
+        first = execute_message_for(
             source=request.source,
-            input=value,
+            value=value,
             capabilities=granted,
-            handlers=self._handlers,
             limits=self._limits,
             timeout_ms=timeout_ms,
-            signal=signal,
         )
-        first = execute_message(run)
         status = self.capabilities()
         if not status.available:
             raise WorkflowConfigurationError(
-                f"The {self.kind} executor is not available here: {status.reason}"
+                f"The {self.kind} executor refuses to run untrusted code here: {status.reason}"
             )
-        result, calls = await run_child(run, registry=self._registry, first_message=first)
+        async with self._child(workspace) as (argv, pass_fds):
+            run = ChildRun(
+                argv=argv,
+                cwd=workspace,
+                workspace=workspace,
+                executor_kind=self.kind,
+                source=request.source,
+                input=value,
+                capabilities=granted,
+                handlers=self._handlers,
+                limits=self._limits,
+                timeout_ms=timeout_ms,
+                signal=signal,
+                pass_fds=pass_fds,
+            )
+            result, calls = await run_child(run, registry=self._registry, first_message=first)
         return WorkflowExecutionResult(
             value=result,
             trust="untrusted",
@@ -198,17 +263,21 @@ class ProcessWorkflowExecutorBase:
 
 
 class LocalIsolatedProcessWorkflowExecutor(ProcessWorkflowExecutorBase):
-    """Run untrusted scripts in a local ``python -I`` child (isolation ``local-process``).
+    """Run untrusted scripts in a local ``python -I`` child behind kernel layers.
 
-    Reduces ambient access; **not** an adversarial multi-tenant sandbox (see the module docs).
+    Isolation ``local-process``: no-new-privs, an unprivileged uid (when the host is root),
+    Landlock and seccomp, as :class:`~actoviq.workflow.SandboxPolicy` requires (see the module
+    docs for what each layer covers and what remains).
 
     Args:
         limits: protocol limits (§2.3); defaults apply when None.
         resource_limits: rlimits applied by the child to itself.
         capabilities: host handlers a run may be granted by name.
         python_executable: the interpreter (default: the real binary of ``sys.executable``).
-        audit_hook: keep True. False disables the in-child deny list, leaving rlimits, the empty
-            environment and the process-group kill; it exists to test those layers alone.
+        audit_hook: keep True. False disables the in-child deny list, leaving the kernel layers,
+            rlimits, the empty environment and the process-group kill (tests use it to show that
+            the kernel layers alone hold).
+        sandbox: the kernel layers and which are required (default: all required).
 
     Example:
         >>> executor = LocalIsolatedProcessWorkflowExecutor()
@@ -220,21 +289,35 @@ class LocalIsolatedProcessWorkflowExecutor(ProcessWorkflowExecutorBase):
     isolation: str = "local-process"
 
     def capabilities(self) -> SandboxCapabilities:
-        """Always available on POSIX; reports that no OS boundary is involved."""
+        """The active layers, and whether every required layer is available here."""
+        layers = self._kernel_layers()
+        uid, gid = layers.drop if layers.drop is not None else (os.geteuid(), os.getegid())
         return SandboxCapabilities(
             kind=self.kind,
             isolation=self.isolation,
-            available=True,
-            network=False,
+            available=not layers.problems,
+            reason="; ".join(layers.problems) or None,
+            network=layers.seccomp_program is None,
             filesystem=(
-                "audit hook: read/write inside the workspace, read the standard library; "
-                "same user and mount namespace as the host"
+                "Landlock: read the interpreter and system libraries, read/write the workspace"
+                if layers.landlock_abi
+                else "no Landlock domain: the host user's file permissions only"
             ),
-            os_boundary=False,
+            os_boundary=bool(layers.landlock_abi or layers.seccomp_program),
+            landlock_abi=layers.landlock_abi,
+            seccomp=layers.seccomp_program is not None,
+            no_new_privs=True,
+            uid=uid,
+            gid=gid,
+            layers=self._layer_names(layers),
         )
 
-    def _argv(self, workspace: str) -> list[str]:
-        return self._python_argv(workspace)
+    @contextlib.asynccontextmanager
+    async def _child(self, workspace: str) -> AsyncGenerator[tuple[list[str], tuple[int, ...]]]:
+        layers = self._kernel_layers()
+        async with self._lent(workspace, layers.drop):
+            with child_kernel_spec(layers, python=self._python, workspace=workspace) as kernel:
+                yield self._python_argv(workspace, kernel.spec), kernel.pass_fds
 
     async def __aenter__(self) -> LocalIsolatedProcessWorkflowExecutor:
         return self

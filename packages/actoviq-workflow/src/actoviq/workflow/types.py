@@ -183,19 +183,34 @@ class SandboxCapabilities:
         isolation: ``local-process``, ``container`` or ``remote``.
         available: whether ``execute`` can run here.
         reason: why not, when ``available`` is False.
-        network: whether the script can reach any network.
+        network: whether the script can open network sockets. False only when a kernel layer
+            enforces it (the seccomp filter refuses ``socket()``, or a network namespace).
         filesystem: a short description of what the script can read and write.
-        os_boundary: True when an OS mechanism (namespaces, a VM) is the boundary, False when
-            only in-process checks (audit hooks) and rlimits stand between script and host.
+        os_boundary: True when kernel mechanisms (Landlock, seccomp, an unprivileged uid,
+            namespaces, a VM) are the boundary, False when only in-process checks (audit hooks)
+            and rlimits stand between script and host.
+        landlock_abi: the Landlock ABI the child enforces (0: no Landlock domain).
+        seccomp: whether the child runs behind the seccomp filter.
+        no_new_privs: whether ``PR_SET_NO_NEW_PRIVS`` is set in the child.
+        uid: the uid the script runs as, in the host's view (None: unknown, e.g. remote).
+        gid: the gid the script runs as, in the host's view.
+        layers: the active layers, e.g. ``("no-new-privs", "uid", "landlock", "seccomp",
+            "namespaces", "rlimits", "audit-hook")``.
     """
 
     kind: str
     isolation: str
     available: bool
     reason: str | None = None
-    network: bool = False
+    network: bool = True
     filesystem: str = ""
     os_boundary: bool = False
+    landlock_abi: int = 0
+    seccomp: bool = False
+    no_new_privs: bool = False
+    uid: int | None = None
+    gid: int | None = None
+    layers: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
 
 register_wire_class(SandboxCapabilities)

@@ -1,0 +1,134 @@
+"""Lend a workspace to the sandbox uid for a run, and give it back afterwards.
+
+A root host drops its children to an unprivileged uid, which cannot write a workspace the host
+created. For the run, every directory and file of the workspace is chowned to the sandbox uid
+(never following symlinks, never a file with more than one hard link, which might be shared with
+a file outside); afterwards the recorded owners are restored and whatever the script created goes
+to the workspace's owner. Concurrent runs on one workspace share one lease (reference counted);
+it is given back when the last of them ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import stat
+import threading
+from collections.abc import AsyncGenerator, Callable
+
+import attrs
+
+from actoviq.workflow.errors import WorkflowConfigurationError
+
+__all__ = ["lend_workspace"]
+
+
+@attrs.define
+class _Lease:
+    uid: int
+    gid: int
+    owner: tuple[int, int]
+    owners: dict[tuple[int, int], tuple[int, int]]
+    count: int = 1
+
+
+_leases: dict[str, _Lease] = {}
+_lock = threading.Lock()
+
+
+def _walk(root: str, visit: Callable[[int | None, str, os.stat_result], None]) -> None:
+    """Call ``visit(dir_fd, name, info)`` for the root (dir_fd None) and every entry below it."""
+    call = visit
+    call(None, root, os.stat(root, follow_symlinks=False))
+    for _, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False):
+        for name in (*dirnames, *filenames):
+            try:
+                info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            call(dir_fd, name, info)
+
+
+def _lendable(info: os.stat_result) -> bool:
+    if stat.S_ISLNK(info.st_mode):
+        return False
+    return stat.S_ISDIR(info.st_mode) or info.st_nlink == 1
+
+
+def _chown(dir_fd: int | None, name: str, uid: int, gid: int) -> None:
+    os.chown(name, uid, gid, dir_fd=dir_fd, follow_symlinks=False)
+
+
+def _lend(root: str, uid: int, gid: int) -> _Lease:
+    top = os.stat(root, follow_symlinks=False)
+    lease = _Lease(uid=uid, gid=gid, owner=(top.st_uid, top.st_gid), owners={})
+
+    def visit(dir_fd: int | None, name: str, info: os.stat_result) -> None:
+        if not _lendable(info):
+            return
+        lease.owners[(info.st_dev, info.st_ino)] = (info.st_uid, info.st_gid)
+        if (info.st_uid, info.st_gid) != (uid, gid):
+            _chown(dir_fd, name, uid, gid)
+
+    _walk(root, visit)
+    return lease
+
+
+def _give_back(root: str, lease: _Lease) -> None:
+    def visit(dir_fd: int | None, name: str, info: os.stat_result) -> None:
+        if stat.S_ISLNK(info.st_mode) and info.st_uid == lease.uid:
+            _chown(dir_fd, name, *lease.owner)  # a symlink the script made
+            return
+        original = lease.owners.get((info.st_dev, info.st_ino))
+        if original is not None:
+            if (info.st_uid, info.st_gid) != original:
+                _chown(dir_fd, name, *original)
+        elif info.st_uid == lease.uid:
+            _chown(dir_fd, name, *lease.owner)
+
+    _walk(root, visit)
+
+
+def _acquire(root: str, uid: int, gid: int) -> None:
+    with _lock:
+        lease = _leases.get(root)
+        if lease is not None:
+            if (lease.uid, lease.gid) != (uid, gid):
+                raise WorkflowConfigurationError(
+                    f"Workspace {root} is lent to uid {lease.uid} by a running workflow."
+                )
+            lease.count += 1
+            return
+        try:
+            _leases[root] = _lend(root, uid, gid)
+        except OSError as error:
+            raise WorkflowConfigurationError(
+                f"Could not lend workspace {root} to the sandbox uid {uid}: {error}."
+            ) from None
+
+
+def _release(root: str) -> None:
+    with _lock:
+        lease = _leases[root]
+        lease.count -= 1
+        if lease.count:
+            return
+        del _leases[root]
+        with contextlib.suppress(FileNotFoundError):
+            _give_back(root, lease)
+
+
+@contextlib.asynccontextmanager
+async def lend_workspace(root: str, uid: int, gid: int) -> AsyncGenerator[None]:
+    """Own ``root`` as ``uid``/``gid`` for the duration of the block (see the module docs).
+
+    Raises:
+        WorkflowConfigurationError: the workspace cannot be chowned (e.g. a file system without
+            ownership), or it is lent to another uid right now.
+    """
+    await asyncio.to_thread(_acquire, root, uid, gid)
+    try:
+        yield
+    finally:
+        await asyncio.to_thread(_release, root)
