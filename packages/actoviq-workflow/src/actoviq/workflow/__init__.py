@@ -70,10 +70,12 @@ from actoviq.workflow.types import (
     WorkflowExecutionResult,
     workflow_request_from_json,
 )
+from actoviq.workflow.workspace import DEFAULT_MAX_READ_BYTES, read_workspace_file
 
 __all__ = [
     "CAPABILITY_FAILED_CODE",
     "CAPABILITY_NAME_PATTERN",
+    "DEFAULT_MAX_READ_BYTES",
     "HARD_MAX_MESSAGE_BYTES",
     "MIN_LANDLOCK_ABI",
     "BubblewrapWorkflowExecutor",
@@ -113,6 +115,7 @@ __all__ = [
     "bubblewrap_argv",
     "clone_json_within",
     "execute_workflow",
+    "read_workspace_file",
     "resolve_capability_handlers",
     "resolve_requested_capabilities",
     "resolve_sandbox_user",

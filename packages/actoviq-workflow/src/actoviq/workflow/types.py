@@ -15,7 +15,8 @@ from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 import attrs
 
 from actoviq.core import AbortSignal, JsonValue, register_wire_class
-from actoviq.workflow.errors import WorkflowConfigurationError
+from actoviq.workflow.errors import WorkflowConfigurationError, WorkflowWorkspaceError
+from actoviq.workflow.workspace import DEFAULT_MAX_READ_BYTES, read_workspace_file
 
 __all__ = [
     "CapabilityCallContext",
@@ -166,6 +167,18 @@ class CapabilityCallContext:
     trust: str
     signal: AbortSignal = attrs.field(eq=False, repr=False)
     workspace_dir: str | None = None
+
+    def read_workspace_file(self, path: str, *, max_bytes: int = DEFAULT_MAX_READ_BYTES) -> bytes:
+        """Read a regular file the script left in its workspace, never following symlinks.
+
+        See :func:`~actoviq.workflow.read_workspace_file`.
+
+        Raises:
+            WorkflowWorkspaceError: the path is refused, or this run has no workspace.
+        """
+        if self.workspace_dir is None:
+            raise WorkflowWorkspaceError(path, "missing", "This run has no workspace.")
+        return read_workspace_file(self.workspace_dir, path, max_bytes=max_bytes)
 
 
 CapabilityHandler: TypeAlias = Callable[
