@@ -381,6 +381,28 @@ async def test_usage_budgets() -> None:
     assert info.value.code == "USAGE_LIMIT_EXCEEDED"
 
 
+async def test_requests_carry_no_output_token_limit_the_run_limit_is_a_budget() -> None:
+    # Issue 13 defect 1: the run limit's default (64,000) went out as every request's output
+    # limit, above many models' maximum. The request carries a limit only when a user sets one
+    # in model settings; the run limit is checked against the run's cumulative output tokens.
+    provider = ScriptedProvider([ScriptedTurn(text="x", usage={"outputTokens": 5})])
+    result = await scripted_runtime(provider).run(make_agent(), "x")
+    assert result.output == "x"
+    assert provider.requests[0].max_output_tokens is None
+    over = ScriptedProvider([ScriptedTurn(text="x", usage={"outputTokens": 6, "totalTokens": 6})])
+    with pytest.raises(RunError) as info:
+        await scripted_runtime(over).run(
+            make_agent(limits=RunLimitsPatch(max_output_tokens=5)), "x"
+        )
+    assert info.value.code == "USAGE_LIMIT_EXCEEDED"
+    assert info.value.details == {"totalTokens": 6, "outputTokens": 6, "costUsd": 0}
+    equal = ScriptedProvider([ScriptedTurn(text="ok", usage={"outputTokens": 5})])
+    done = await scripted_runtime(equal).run(
+        make_agent(limits=RunLimitsPatch(max_output_tokens=5)), "x"
+    )
+    assert done.output == "ok"
+
+
 async def test_failing_tool_becomes_an_error_result() -> None:
     def boom(ctx: ToolExecutionContext, value: Any) -> Any:
         raise RuntimeError("kaput")

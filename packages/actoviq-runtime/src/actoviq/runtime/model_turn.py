@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from actoviq.core import JsonObject, ModelRefParts, RunError, ToolCallItem, Usage
 from actoviq.providers import (
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
     from actoviq.runtime.loop import RunExecution
 
 __all__ = ["model_turn"]
-
-_MAX_OUTPUT_TOKENS: Final = 64_000
 
 
 async def model_turn(run: RunExecution) -> ModelResponse:
@@ -68,13 +66,22 @@ async def model_turn(run: RunExecution) -> ModelResponse:
         usage = Usage(**{**_usage_kwargs(usage), "requests": 1})
     run.usage.add(usage)
     total = run.usage.snapshot()
-    if total.total_tokens > run.limits.max_total_tokens or total.cost_usd > run.limits.max_cost_usd:
+    limits = run.limits
+    if (
+        total.total_tokens > limits.max_total_tokens
+        or total.output_tokens > limits.max_output_tokens
+        or total.cost_usd > limits.max_cost_usd
+    ):
         raise RunError(
             "Run usage budget exceeded.",
             code="USAGE_LIMIT_EXCEEDED",
             run_id=run.run_id,
             phase="model_call",
-            details={"totalTokens": total.total_tokens, "costUsd": total.cost_usd},
+            details={
+                "totalTokens": total.total_tokens,
+                "outputTokens": total.output_tokens,
+                "costUsd": total.cost_usd,
+            },
         )
     if pipeline.has(MiddlewareStage.AFTER_MODEL_RESPONSE):
         response = _check_response(
@@ -119,7 +126,9 @@ def _model_request(run: RunExecution, model: str | ModelRefParts) -> ModelReques
         tools=tools or None,
         tool_policy="auto" if tools else "none",
         output_schema=entry.output_schema,
-        max_output_tokens=min(run.limits.max_output_tokens, _MAX_OUTPUT_TOKENS),
+        # No output-token limit: the run's ``max_output_tokens`` is a budget over the whole run
+        # (checked after each call), not a per-request cap; a per-request limit comes only from
+        # model settings the user sets (adapters that need one pick a per-model default).
     )
 
 
