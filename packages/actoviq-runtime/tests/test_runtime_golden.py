@@ -32,6 +32,9 @@ Deliberate differences, each applied as an explicit transformation of the golden
 * D4 (capability preflight for ``run`` and ``stream``) — the streaming path resolves the model
   too, so streamed model requests carry the resolved model where the reference passed the
   ``ModelRef`` string (02 §2.1 quirk).
+* D10 (provider requests: no output-token limit unless the user set one) — model requests carry
+  no ``maxOutputTokens``; the reference sent ``min(limits.maxOutputTokens, 64000)`` on every
+  request. The run limit is a budget over the run's output tokens instead.
 """
 
 from __future__ import annotations
@@ -234,6 +237,7 @@ def _expected_requests(scenario: JsonObject) -> list[tuple[str, JsonObject]]:
     expected: list[tuple[str, JsonObject]] = []
     for entry in cast(list[JsonObject], scenario["model_requests"]):
         request = copy.deepcopy(cast(JsonObject, entry["request"]))
+        assert request.pop("maxOutputTokens") == 64000  # D10: no limit unless the user sets one
         if entry["mode"] == "stream":  # D4: resolved on the streaming path too
             assert request["model"] == "scripted:model-1"
             request["model"] = _RESOLVED_MODEL
