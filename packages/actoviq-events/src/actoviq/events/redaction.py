@@ -129,6 +129,32 @@ def _text_rules(replacement: str) -> tuple[tuple[re.Pattern[str], str], ...]:
     )
 
 
+def _stack_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
+    r"""Surface mode: stack-trace frames, with the file paths they carry, are removed.
+
+    Python frames (``File "/path/x.py", line 3, in f`` and the indented source line after
+    one), JavaScript/Java frames that end in a location (``at f (C:\\app\\x.js:1:2)``,
+    ``at /srv/x.js:1:2``, ``at com.x.Y(Y.java:12)``) and Python ``Traceback`` headers. Paths in
+    ordinary prose are left alone: model text may legitimately name files.
+    """
+    return (
+        (
+            re.compile(
+                r"[ \t]*File \"[^\"\n]+\", line \d+[^\n]*(?:\n[ \t]{4,}(?!File \")[^\n]*)?\n?"
+            ),
+            "",
+        ),
+        (re.compile(r"[ \t]*\bat [^\n()]*\([^()\n]*:\d+(?::\d+)?\)[ \t]*\n?"), ""),
+        (
+            re.compile(
+                r"[ \t]*\bat (?:[A-Za-z]:[\\/]|/|file://|node:)[^\s)]*:\d+(?::\d+)?[ \t]*\n?"
+            ),
+            "",
+        ),
+        (re.compile(r"Traceback \(most recent call last\):[ \t]*\n?"), "[stack trace removed] "),
+    )
+
+
 def _text_probe(
     rules: tuple[tuple[re.Pattern[str], str], ...],
 ) -> Callable[[str], re.Match[str] | None]:
@@ -171,6 +197,10 @@ class RedactionPolicy:
         additional_keys: extra sensitive keys: strings compared case-insensitively to the key
             (raw or normalised) or compiled regexes that must fully match it.
         scan_text: also scan every string value for secret shapes (opt-in).
+        strip_stack_traces: the stricter *surface mode* (spec 03 §6.2): text scanning also
+            removes stack-trace frames together with the file paths they carry. Takes effect
+            in :meth:`Redactor.redact_text` and, with ``scan_text``, in every string value. Use
+            :meth:`RedactionPolicy.surface` for the whole surface policy.
         max_depth: containers nested deeper than this make redaction fail (fail-closed).
         default_keys: apply :data:`DEFAULT_SENSITIVE_KEY_PATTERNS` (turn off only to replace
             them entirely with ``additional_keys``).
@@ -183,6 +213,33 @@ class RedactionPolicy:
     scan_text: bool = False
     max_depth: int = attrs.field(default=64, validator=_check_depth)
     default_keys: bool = True
+    strip_stack_traces: bool = False
+
+    @classmethod
+    def surface(
+        cls,
+        *,
+        replacement: str = DEFAULT_REPLACEMENT,
+        additional_keys: tuple[str | re.Pattern[str], ...] = (),
+    ) -> RedactionPolicy:
+        """The stricter policy for what hosts render (spec 03 §6.2): keys, text, stack traces.
+
+        Key-based redaction with the default keys (they include the surface list: ``token``,
+        ``x-api-key``, ``signature``, ``stack``, ``opaque``, ``encrypted_content``…), text
+        scanning on (bearer/basic credentials, ``key=value`` assignments, secret URL query
+        parameters, well-known key formats, cloud keys, URL user-info) and stack-trace removal.
+        Only the replacement and extra keys can be chosen: the surface mode cannot be weakened.
+
+        Example:
+            >>> Redactor(RedactionPolicy.surface()).redact({"note": "Bearer abc.def"})
+            {'note': 'Bearer [REDACTED]'}
+        """
+        return cls(
+            replacement=replacement,
+            additional_keys=additional_keys,
+            scan_text=True,
+            strip_stack_traces=True,
+        )
 
 
 _CIRCULAR: Final = "[Circular]"
@@ -265,7 +322,10 @@ class Redactor:
             )
         self._policy = policy if policy is not None else RedactionPolicy()
         self._matcher = SensitiveKeyMatcher(self._policy)
-        self._rules = _text_rules(self._policy.replacement)
+        rules = _text_rules(self._policy.replacement)
+        if self._policy.strip_stack_traces:
+            rules = _stack_rules() + rules  # frames first: their paths never reach other rules
+        self._rules = rules
         self._text_probe = _text_probe(self._rules)
         self._key_cache: dict[str, bool] = {}
         self._cache_limit = key_cache_limit
