@@ -1,0 +1,345 @@
+"""``RunEventSemanticProjector``: a stateful validator and normaliser (spec 03 §6.3, Q26).
+
+For each source :class:`~actoviq.events.RunEvent` the projector
+
+1. validates the envelope (schema version, ids, trace and span, sequence);
+2. checks identity in a bounded window: an exact replay of a seen ``eventId`` gives ``[]``; the
+   same ``eventId`` with another payload raises :class:`SurfaceEventIdentityCollisionError`;
+3. checks the run: its trace context never changes, its sequence strictly increases (gaps are
+   fine), a child run agrees with its parent (also when the parent shows up after the child);
+4. redacts ``data`` with the surface mode of the one engine of ``actoviq.events``;
+5. maps the event to zero or more :class:`SurfaceSemanticEvent` s.
+
+Nothing is remembered from an event that fails a check, so a caller may skip it and go on.
+
+Example:
+    >>> from actoviq.events import RunEventSequencer, create_root_trace_context
+    >>> sequencer = RunEventSequencer(create_root_trace_context("run-1"))
+    >>> projector = RunEventSemanticProjector()
+    >>> event = sequencer.next("model.text.delta", {"delta": "hi", "outputIndex": 0})
+    >>> [(s.type.value, s.data["snapshot"]) for s in projector.project(event)]
+    [('text.delta', 'hi')]
+    >>> projector.project(event)  # an exact replay
+    []
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, cast
+
+import attrs
+
+from actoviq.core import JsonObject
+from actoviq.events import RunEvent
+from actoviq.surfaces._state import RunState, Snapshot, TraceKey
+from actoviq.surfaces.errors import (
+    SurfaceEventIdentityCollisionError,
+    SurfaceEventSchemaVersionError,
+    SurfaceEventSequenceError,
+    SurfaceEventTraceError,
+    SurfaceEventValidationError,
+)
+from actoviq.surfaces.identity import DEFAULT_DEDUPE_WINDOW_SIZE, IdentityWindow
+from actoviq.surfaces.mapping import MappingOptions, map_source_event
+from actoviq.surfaces.redaction import SurfaceRedaction, surface_redactor
+from actoviq.surfaces.types import (
+    SurfaceSemanticCategory,
+    SurfaceSemanticEvent,
+    SurfaceSemanticType,
+)
+from actoviq.surfaces.types import build_unchecked as _build
+
+__all__ = [
+    "DEFAULT_MAX_RUNS",
+    "DEFAULT_MAX_SNAPSHOT_CHARS",
+    "ProjectorOptions",
+    "RunEventSemanticProjector",
+]
+
+DEFAULT_MAX_SNAPSHOT_CHARS: Final = 32_768
+"""The longest ``snapshot`` a text/reasoning/tool-input semantic carries (a tail beyond it)."""
+
+DEFAULT_MAX_RUNS: Final = 4096
+"""How many runs a projector keeps validation state for (oldest forgotten first)."""
+
+_MAX_SAFE: Final = 2**53 - 1
+_TEXT_DELTA: Final = SurfaceSemanticType.TEXT_DELTA
+_TEXT: Final = SurfaceSemanticCategory.TEXT
+
+
+def _positive(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if type(value) is not int or value < 1:
+        raise SurfaceEventValidationError(
+            f"ProjectorOptions.{attribute.name} must be a positive int, got {value!r}.",
+            code="SURFACE_OPTIONS_INVALID",
+        )
+
+
+@attrs.frozen(kw_only=True, slots=True)
+class ProjectorOptions:
+    """Projector settings.
+
+    Attributes:
+        dedupe_window_size: how many event ids are remembered for replay detection.
+        redaction: the replacement text and extra sensitive keys of the surface mode.
+        include_extensions: project unknown source types as ``extension`` events.
+        max_snapshot_chars: the longest snapshot carried; beyond it ``snapshot`` is the tail
+            and ``snapshotOffset`` says how many characters were left out in front.
+        max_runs: how many runs are tracked (memory stays flat with endless runs).
+        raw_tool_input_deltas: also show tool argument text while it streams (text-scanned).
+            Off by default: argument text is shown once it parses as a whole object (D10).
+    """
+
+    dedupe_window_size: int = attrs.field(default=DEFAULT_DEDUPE_WINDOW_SIZE, validator=_positive)
+    redaction: SurfaceRedaction | None = None
+    include_extensions: bool = True
+    max_snapshot_chars: int = attrs.field(default=DEFAULT_MAX_SNAPSHOT_CHARS, validator=_positive)
+    max_runs: int = attrs.field(default=DEFAULT_MAX_RUNS, validator=_positive)
+    raw_tool_input_deltas: bool = False
+
+
+def _blank(value: object) -> bool:
+    return not isinstance(value, str) or not value or value.isspace()
+
+
+class RunEventSemanticProjector:
+    """Projects ``RunEvent`` s of any number of runs into semantic events (one state machine).
+
+    Not thread-safe; use one per consumer (they are cheap).
+
+    Args:
+        options: see :class:`ProjectorOptions`.
+    """
+
+    __slots__ = ("_children", "_mapping", "_options", "_redactor", "_runs", "_window")
+
+    def __init__(self, options: ProjectorOptions | None = None) -> None:
+        self._options = options if options is not None else ProjectorOptions()
+        self._redactor = surface_redactor(self._options.redaction)
+        self._mapping = MappingOptions(
+            redactor=self._redactor,
+            include_extensions=self._options.include_extensions,
+            max_snapshot_chars=self._options.max_snapshot_chars,
+            raw_tool_input_deltas=self._options.raw_tool_input_deltas,
+        )
+        self._window: IdentityWindow[RunEvent] = IdentityWindow(self._options.dedupe_window_size)
+        self._runs: dict[str, RunState] = {}
+        self._children: dict[str, set[str]] = {}
+
+    @property
+    def options(self) -> ProjectorOptions:
+        """The options in force."""
+        return self._options
+
+    def reset(self) -> None:
+        """Forget every run, child link and identity."""
+        self._window.clear()
+        self._runs.clear()
+        self._children.clear()
+
+    def last_sequence(self, run_id: str) -> int:
+        """The last sequence accepted for ``run_id`` (0 if unknown)."""
+        run = self._runs.get(run_id)
+        return 0 if run is None else run.last_sequence
+
+    # -- validation -------------------------------------------------------------------------------
+
+    def _check_envelope(self, event: RunEvent) -> None:
+        if not isinstance(event, RunEvent):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise SurfaceEventValidationError(
+                f"Expected a RunEvent, got {type(event).__name__}.",
+            )
+        if event.schema_version != 1 or type(event.schema_version) is not int:
+            raise SurfaceEventSchemaVersionError(
+                f"Unsupported RunEvent schemaVersion {event.schema_version!r} (expected 1).",
+                details={"schemaVersion": repr(event.schema_version)},
+            )
+        for name in ("event_id", "run_id", "type"):
+            if _blank(getattr(event, name)):
+                raise SurfaceEventValidationError(
+                    f"RunEvent {name} must be a non-blank string.", details={"field": name}
+                )
+        for name in ("trace_id", "span_id"):
+            if _blank(getattr(event, name)):
+                raise SurfaceEventTraceError(
+                    f"RunEvent {name} must be a non-blank string (run {event.run_id}).",
+                    details={"field": name, "runId": event.run_id},
+                )
+        sequence = event.sequence
+        if type(sequence) is not int or sequence < 1 or sequence > _MAX_SAFE:
+            raise SurfaceEventSequenceError(
+                f"RunEvent sequence must be a positive safe integer, got {sequence!r}.",
+                details={"runId": event.run_id},
+            )
+
+    def _check_new_run(self, event: RunEvent, trace: TraceKey) -> None:
+        run_id = event.run_id
+        parent_run_id, trace_id, span_id, parent_span_id = trace
+        if parent_run_id is not None:
+            if parent_span_id is None:
+                raise SurfaceEventTraceError(
+                    f"Child run {run_id} of {parent_run_id} has no parentSpanId.",
+                    details={"runId": run_id},
+                )
+            parent = self._runs.get(parent_run_id)
+            if parent is not None and (
+                parent.trace[1] != trace_id or parent.trace[2] != parent_span_id
+            ):
+                raise SurfaceEventTraceError(
+                    f"Child run {run_id} does not match the trace of parent run {parent_run_id}.",
+                    details={"runId": run_id, "parentRunId": parent_run_id},
+                )
+        for child_id in self._children.get(run_id, ()):
+            child = self._runs.get(child_id)
+            if child is not None and (child.trace[1] != trace_id or child.trace[3] != span_id):
+                raise SurfaceEventTraceError(
+                    f"Late parent run {run_id} does not match the trace of its child {child_id}.",
+                    details={"runId": run_id, "childRunId": child_id},
+                )
+
+    def _admit(self, event: RunEvent) -> RunState | None:
+        """Validate; return the run's state (a new one is not registered yet) or None (replay)."""
+        self._check_envelope(event)
+        seen = self._window.get(event.event_id)
+        if seen is not None:
+            if seen == event:
+                return None
+            raise SurfaceEventIdentityCollisionError(
+                f"RunEvent {event.event_id} was seen before with a different payload.",
+                details={"eventId": event.event_id, "runId": event.run_id},
+            )
+        trace: TraceKey = (event.parent_run_id, event.trace_id, event.span_id, event.parent_span_id)
+        run = self._runs.get(event.run_id)
+        if run is None:
+            self._check_new_run(event, trace)
+            return RunState(trace)
+        if run.trace != trace:
+            raise SurfaceEventTraceError(
+                f"Trace context changed within run {event.run_id}.",
+                details={"runId": event.run_id},
+            )
+        if event.sequence <= run.last_sequence:
+            raise SurfaceEventSequenceError(
+                f"Run {event.run_id} event sequence {event.sequence} is not greater than "
+                f"{run.last_sequence}.",
+                details={"runId": event.run_id, "sequence": event.sequence},
+            )
+        return run
+
+    def _commit(self, event: RunEvent, run: RunState) -> None:
+        self._window.remember(event.event_id, event)
+        run.last_sequence = event.sequence
+        runs = self._runs
+        run_id = event.run_id
+        if run_id in runs:
+            return
+        if len(runs) >= self._options.max_runs:
+            oldest = next(iter(runs))
+            del runs[oldest]
+            self._children.pop(oldest, None)
+        runs[run_id] = run
+        parent_run_id = event.parent_run_id
+        if parent_run_id is not None:
+            self._children.setdefault(parent_run_id, set()).add(run_id)
+
+    # -- projection -------------------------------------------------------------------------------
+
+    def project(self, event: RunEvent) -> list[SurfaceSemanticEvent]:
+        """The semantic events of one source event (``[]`` for an exact replay).
+
+        Raises:
+            SurfaceEventValidationError: not a ``RunEvent``, or a blank event id, run id or type.
+            SurfaceEventSchemaVersionError: ``schemaVersion`` is not 1.
+            SurfaceEventTraceError: a blank trace/span id, a trace change within a run, or a
+                child that disagrees with its parent.
+            SurfaceEventSequenceError: a sequence that is not positive or does not increase.
+            SurfaceEventIdentityCollisionError: a known ``eventId`` with another payload.
+            RedactionError: the data cannot be redacted (nothing is delivered or remembered).
+        """
+        run = self._admit(event)
+        if run is None:
+            return []
+        source = event.data
+        raw: dict[str, Any] = cast(dict[str, Any], source) if type(source) is dict else {}
+        if event.type == "model.text.delta" and raw:
+            delta = raw.get("delta")
+            if type(delta) is str and not (
+                "snapshot" in raw or "iteration" in raw or "turn" in raw
+            ):
+                return self._text_delta(event, run, raw, delta)
+        redacted = self._redactor.redact(source)
+        data: JsonObject = (
+            cast(JsonObject, redacted) if type(redacted) is dict else {"value": redacted}
+        )
+        self._commit(event, run)
+        mapped = map_source_event(event.type, event.timestamp, data, raw, run, self._mapping)
+        return [
+            _build(
+                event.event_id,
+                event.type,
+                index,
+                event.sequence,
+                event.run_id,
+                event.parent_run_id,
+                event.trace_id,
+                event.span_id,
+                event.parent_span_id,
+                event.timestamp,
+                kind,
+                category,
+                phase,
+                out,
+            )
+            for index, (kind, category, phase, out) in enumerate(mapped)
+        ]
+
+    def _text_delta(
+        self, event: RunEvent, run: RunState, raw: dict[str, Any], delta: str
+    ) -> list[SurfaceSemanticEvent]:
+        """The hot path: a runtime text delta (one scan of the delta, one bounded append)."""
+        index = raw.get("outputIndex", 0)
+        if type(index) is not int or index < 0:
+            index = 0
+        delta = self._redactor.redact_text(delta)
+        self._commit(event, run)
+        iteration = run.iteration
+        key = (iteration, index)
+        block = run.text.get(key)
+        if block is None:
+            block = run.text[key] = Snapshot(self._options.max_snapshot_chars)
+        snapshot = block.add(delta)
+        out: JsonObject = {
+            "delta": delta,
+            "snapshot": snapshot,
+            "outputIndex": index,
+            "iteration": iteration,
+        }
+        if block.offset:
+            out["snapshotOffset"] = block.offset
+        return [
+            _build(
+                event.event_id,
+                "model.text.delta",
+                0,
+                event.sequence,
+                event.run_id,
+                event.parent_run_id,
+                event.trace_id,
+                event.span_id,
+                event.parent_span_id,
+                event.timestamp,
+                _TEXT_DELTA,
+                _TEXT,
+                "delta",
+                out,
+            )
+        ]
+
+    def project_many(
+        self, events: list[RunEvent] | tuple[RunEvent, ...]
+    ) -> list[SurfaceSemanticEvent]:
+        """Project several events in order and concatenate the results."""
+        out: list[SurfaceSemanticEvent] = []
+        for event in events:
+            out.extend(self.project(event))
+        return out
