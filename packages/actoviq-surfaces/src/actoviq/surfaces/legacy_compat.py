@@ -47,7 +47,16 @@ __all__ = [
 _SKIPPED: Final = frozenset(
     {T.USAGE, T.MODEL_COMPLETED, T.REQUEST_COMPLETED, T.RUN_RESUMED, T.EXTENSION}
 )
-_RELEASES: Final = frozenset({T.REQUEST_STARTED, T.TERMINAL, T.ERROR, T.RUN_RESUMED})
+_RELEASES: Final = frozenset(
+    {
+        T.REQUEST_STARTED,
+        T.TERMINAL,
+        T.ERROR,
+        T.RUN_RESUMED,
+        T.INTERRUPTION_CANCELLED,
+        T.INTERRUPTION_REQUESTED,
+    }
+)
 _PROVIDERS: Final = frozenset({"local", "mcp"})
 _MAX_SAFE: Final = 2**53 - 1
 
