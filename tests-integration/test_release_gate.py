@@ -35,6 +35,7 @@ def _installed(module: str) -> bool:
         ("actoviq.providers.openai", "provider_mappers", 3),
         ("actoviq.storage.sqlite", "persistence", 1),
         ("actoviq.events", "redaction", 1),
+        ("actoviq.surfaces", "redaction", 2),
     ],
 )
 def test_installed_packages_registered_their_gate_checks(

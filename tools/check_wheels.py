@@ -57,11 +57,14 @@ NOT_IN_CLOSURE: dict[str, set[str]] = {
         "anthropic",
         "opentelemetry-sdk",
     },
+    "actoviq-surfaces": {"openai", "anthropic", "sqlalchemy", "opentelemetry-sdk"},
 }
 # modules that must not be imported by `import <module>`
 IMPORT_FORBIDDEN: dict[str, tuple[str, ...]] = {
     "actoviq.core": ("socket", "ssl", "sqlite3", "httpx", "httpx2", "asyncio"),
     "actoviq.providers": ("openai", "anthropic", "httpx2"),
+    # The bridge names runtime types for the checker only: hosts that only project stay light.
+    "actoviq.surfaces": ("actoviq.runtime", "actoviq.providers", "openai", "anthropic"),
 }
 
 _PROBE = """

@@ -17,6 +17,11 @@ SCHEMAS = [
     ("actoviq.core", "items_json_schema", "items.schema.json"),
     ("actoviq.events.schema", "run_event_json_schema", "run-event.schema.json"),
     ("actoviq.runtime.schema", "run_state_json_schema", "run-state.schema.json"),
+    (
+        "actoviq.surfaces.schema",
+        "surface_semantic_event_json_schema",
+        "surface-semantic-event.schema.json",
+    ),
 ]
 
 

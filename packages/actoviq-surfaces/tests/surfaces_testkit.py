@@ -6,7 +6,6 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from actoviq.core import JsonObject
 from actoviq.events import (
     ManualClock,
     RunEvent,
@@ -222,7 +221,7 @@ class Stream:
         child.sequencer = RunEventSequencer(child.context, ids=self.ids, clock=self.clock)
         return child
 
-    def next(self, kind: str, data: JsonObject | None = None) -> RunEvent:
+    def next(self, kind: str, data: Any = None) -> RunEvent:
         return self.sequencer.next(kind, data if data is not None else {})
 
 

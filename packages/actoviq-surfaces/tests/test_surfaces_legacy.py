@@ -1,4 +1,4 @@
-"""Legacy adapters and the shared projector: rows 92–94, 97, 99 and Q25, Q27 of spec 03."""
+"""Legacy adapters and the shared projector: rows 92-94, 97, 99 and Q25, Q27 of spec 03."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from surfaces_testkit import SECRETS, STACK, SIGNATURE, Stream, legacy_fixture, wire
+from surfaces_testkit import SECRETS, SIGNATURE, STACK, Stream, legacy_fixture, wire
 
 from actoviq.events import (
     RunEvent,
@@ -300,9 +300,9 @@ def test_row_94_shared_projection_copies_and_coverage() -> None:
     }
     tool_phases = {e.phase for e in semantics if e.category.value == "tool"}
     assert {"input", "started", "progress", "completed"} <= tool_phases
-    scopes = {e.data.get("scope") for e in semantics if e.type.value == "compaction.completed"}
+    scopes = {str(e.data.get("scope")) for e in semantics if e.type.value == "compaction.completed"}
     assert scopes == {"session", "conversation"}
-    statuses = {e.data.get("status") for e in semantics if e.type.value == "terminal"}
+    statuses = {str(e.data.get("status")) for e in semantics if e.type.value == "terminal"}
     assert statuses == {"completed", "failed"}
     assert any(e.type.value == "usage" and e.data["scope"] == "run" for e in semantics)
     assert SIGNATURE not in wire(semantics) and "signature" not in wire(semantics)
@@ -399,10 +399,10 @@ def test_row_99_pipeline_projects_for_each_target() -> None:
         pipeline = LegacySurfaceEventPipeline(
             legacy=LegacyAdapterOptions(ids=SequentialIdFactory())
         )
-        out = [e for event in fixture for e in pipeline.project_for(event, target)]  # type: ignore[arg-type]
+        out = [e for event in fixture for e in pipeline.project_for(event, target)]
         assert out and out[0].type.value == "run.started"
-        assert pipeline.project_for(fixture[0], target) == ()  # type: ignore[arg-type]
+        assert pipeline.project_for(fixture[0], target) == ()
         pipeline.reset()
-        assert pipeline.project_for(fixture[0], target)  # type: ignore[arg-type]
+        assert pipeline.project_for(fixture[0], target)
     with pytest.raises(SurfaceTargetError):
         LegacySurfaceEventPipeline().project_for(fixture[0], "web")  # type: ignore[arg-type]

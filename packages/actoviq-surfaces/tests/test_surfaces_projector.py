@@ -369,7 +369,7 @@ def test_options_are_validated() -> None:
     with pytest.raises(SurfaceEventValidationError):
         ProjectorOptions(dedupe_window_size=0)
     with pytest.raises(SurfaceEventValidationError):
-        ProjectorOptions(max_snapshot_chars=True)  # type: ignore[arg-type]
+        ProjectorOptions(max_snapshot_chars=True)
 
 
 def test_categories_follow_types() -> None:

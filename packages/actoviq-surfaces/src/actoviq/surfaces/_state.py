@@ -149,9 +149,13 @@ class RunState:
             del tools[next(iter(tools))]
         tools[call_id] = record
 
-    def release(self) -> None:
-        """The run reached a terminal event: drop the heavy parts, keep the validation state."""
+    def release(self, *, interrupted: bool = False) -> None:
+        """The run reached a terminal event: drop the heavy parts, keep the validation state.
+
+        An interrupted run keeps its tool arguments: its calls start when it is resumed.
+        """
         self.text.clear()
         self.reasoning.clear()
-        self.arguments.clear()
         self.started_tools.clear()
+        if not interrupted:
+            self.arguments.clear()

@@ -17,7 +17,7 @@ Example:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
@@ -28,7 +28,7 @@ from actoviq.surfaces.shared import SharedRunEventSurfaceProjector
 from actoviq.surfaces.types import SurfaceSemanticEvent, SurfaceTarget, check_target
 
 if TYPE_CHECKING:
-    from actoviq.runtime import AgentInput, RunHandle
+    from actoviq.runtime import AgentInput, InterruptionDecision, RunHandle
 
 __all__ = ["AgentRuntimeBridgeAdapter", "BridgeRuntime", "BridgeStream"]
 
@@ -46,6 +46,18 @@ class BridgeRuntime(Protocol):
         self, agent: AgentSpec[Any, Any], input: AgentInput, **options: Any
     ) -> RunHandle[Any]:
         """Start a streamed run."""
+        ...
+
+    def resume(
+        self,
+        state: Any,
+        decisions: Iterable[InterruptionDecision] = (),
+        *,
+        context: Any = None,
+        signal: Any = None,
+        limits: Any = None,
+    ) -> RunHandle[Any]:
+        """Continue an interrupted run."""
         ...
 
 
@@ -170,3 +182,25 @@ class AgentRuntimeBridgeAdapter:
         return BridgeStream(
             handle, SharedRunEventSurfaceProjector(self.projector_options), self.target
         )
+
+    def resume(
+        self,
+        state: Any,
+        decisions: Iterable[InterruptionDecision] = (),
+        *,
+        projector: SharedRunEventSurfaceProjector | None = None,
+        context: Any = None,
+        signal: Any = None,
+        limits: Any = None,
+    ) -> BridgeStream:
+        """``runtime.resume(state, decisions, ...)`` wrapped in a :class:`BridgeStream`.
+
+        Pass the interrupted stream's ``projector`` to keep one projection across both legs
+        (sequences continue across a resume); by default a fresh one is used.
+        """
+        handle = self.runtime.resume(
+            state, decisions, context=context, signal=signal, limits=limits
+        )
+        if projector is None:
+            projector = SharedRunEventSurfaceProjector(self.projector_options)
+        return BridgeStream(handle, projector, self.target)

@@ -381,7 +381,7 @@ def _terminal_or_extension(
     source_type: str, data: JsonObject, run: RunState, options: MappingOptions
 ) -> list[Semantic]:
     if source_type == "run.interrupted":
-        run.release()
+        run.release(interrupted=True)
         return [
             (T.INTERRUPTION_REQUESTED, C.INTERRUPTION, "run", {**data, "scope": "run"}),
             (T.TERMINAL, C.TERMINAL, "interrupted", {**data, "status": "interrupted"}),
