@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from actoviq.events import DEFAULT_REPLACEMENT, RedactionPolicy, Redactor
+from actoviq.events.redaction import may_hold_secret
 
 R = DEFAULT_REPLACEMENT
 
@@ -82,3 +85,64 @@ def test_prose_paths_stay(text: str) -> None:
 
 def test_stack_stripping_is_off_by_default() -> None:
     assert Redactor(RedactionPolicy(scan_text=True)).redact_text(NODE_TRACE) == NODE_TRACE
+
+
+FRAGMENTS = [
+    "Bearer ",
+    "basic ",
+    "api_key",
+    "x-api-key",
+    "token",
+    "pass",
+    "secret",
+    "auth",
+    "sig",
+    "=",
+    ":",
+    " ",
+    '"',
+    "'",
+    "?",
+    "&",
+    ";",
+    "sk-",
+    "sk-proj-",
+    "ghp_",
+    "github_pat_",
+    "xoxb-",
+    "glpat-",
+    "hf_",
+    "AKIA",
+    "ASIA",
+    "AIza",
+    "ABCDEFGHIJKLMNOP",
+    "abcd1234",
+    "0123456789",
+    "https://",
+    "user",
+    "@",
+    "host",
+    "/",
+    "\\",
+    "C:",
+    "at ",
+    "fn (",
+    ")",
+    'File "',
+    '", line 3',
+    "\n    ",
+    "Traceback (most recent call last):",
+    "\n",
+    "-",
+    "_",
+    ".",
+]
+
+
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=12).map("".join))
+@settings(max_examples=400, deadline=None)
+def test_the_prefilter_never_skips_a_text_some_rule_matches(text: str) -> None:
+    for policy in (RedactionPolicy(scan_text=True), RedactionPolicy.surface()):
+        redactor = Redactor(policy)
+        matched = any(pattern.search(text) for pattern, _ in redactor._rules)  # pyright: ignore[reportPrivateUsage]
+        assert may_hold_secret(text) or not matched, text

@@ -331,8 +331,11 @@ def test_snapshots_are_a_bounded_tail() -> None:
         for part in ["abcde", "fghij", "klm"]
     ]
     assert snaps[0] == {"delta": "abcde", "snapshot": "abcde", "outputIndex": 0, "iteration": 0}
-    assert snaps[1]["snapshot"] == "cdefghij" and snaps[1]["snapshotOffset"] == 2
-    assert snaps[2]["snapshot"] == "fghijklm" and snaps[2]["snapshotOffset"] == 5
+    # Past the limit the front is cut down to half the limit: "abcdefghij" keeps "ghij".
+    assert snaps[1]["snapshot"] == "ghij" and snaps[1]["snapshotOffset"] == 6
+    assert snaps[2]["snapshot"] == "ghijklm" and snaps[2]["snapshotOffset"] == 6
+    for snap in snaps:
+        assert len(str(snap["snapshot"])) <= 8
 
 
 def test_runs_beyond_max_runs_are_forgotten_oldest_first() -> None:

@@ -44,6 +44,7 @@ __all__ = [
     "RedactionProcessor",
     "Redactor",
     "SensitiveKeyMatcher",
+    "may_hold_secret",
     "normalize_key",
     "redact_text",
     "redact_value",
@@ -153,6 +154,46 @@ def _stack_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
         ),
         (re.compile(r"Traceback \(most recent call last\):[ \t]*\n?"), "[stack trace removed] "),
     )
+
+
+def may_hold_secret(text: str) -> bool:
+    """A necessary condition for any text rule (secret shapes and stack frames) to match.
+
+    Each rule needs a literal this checks with C-level substring tests: ``=``/``:`` plus a
+    secret-ish word (assignments, query parameters), ``://`` plus ``@`` (URL user-info), a
+    token prefix (``sk-``, ``gh?_``, ``xox``, ``glpat-``, ``hf_``, ``github_pat_``), a cloud key
+    prefix, ``bearer``/``basic``, or a stack-trace marker. False means no rule can match, so the
+    (much slower) regex scan is skipped; True only means the scan must run.
+    """
+    lower: str | None = None
+    if "=" in text or ":" in text:
+        lower = text.lower()
+        if (
+            "key" in lower
+            or "token" in lower
+            or "pass" in lower
+            or "secret" in lower
+            or "auth" in lower
+            or "sig" in lower
+            or ("://" in text and "@" in text)
+            or "at " in text
+        ):
+            return True
+    if (
+        "sk-" in text
+        or "_" in text
+        or "xox" in text
+        or "glpat-" in text
+        or "AKIA" in text
+        or "ASIA" in text
+        or "AIza" in text
+        or 'File "' in text
+        or "Traceback" in text
+    ):
+        return True
+    if lower is None:
+        lower = text.lower()
+    return "bearer" in lower or "basic" in lower
 
 
 def _text_probe(
@@ -355,7 +396,7 @@ class Redactor:
 
     def redact_text(self, text: str) -> str:
         """Replace secret shapes inside free text (always, regardless of ``scan_text``)."""
-        if self._text_probe(text) is None:
+        if not may_hold_secret(text) or self._text_probe(text) is None:
             return text  # no rule matches anywhere, so every substitution would be a no-op
         for pattern, substitute in self._rules:
             text = pattern.sub(substitute, text)

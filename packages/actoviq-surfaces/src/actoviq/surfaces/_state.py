@@ -27,8 +27,9 @@ MAX_STARTED_TOOLS: Final = 1024
 class Snapshot:
     """The accumulated text of one block, as a tail of at most ``limit`` characters.
 
-    ``offset`` counts the characters dropped from the front once the limit was passed, so
-    ``offset + len(text)`` is always the full length.
+    When the text outgrows ``limit``, its front is dropped down to ``limit // 2`` characters
+    (so a long stream pays one slice per ``limit // 2`` characters, not one per delta).
+    ``offset`` counts the characters dropped, so ``offset + len(text)`` is the full length.
     """
 
     __slots__ = ("limit", "offset", "text")
@@ -41,12 +42,16 @@ class Snapshot:
     def add(self, delta: str) -> str:
         """Append ``delta``; return the new snapshot text."""
         text = self.text + delta
-        over = len(text) - self.limit
-        if over > 0:
-            text = text[over:]
-            self.offset += over
+        if len(text) > self.limit:
+            text = self.trim(text)
         self.text = text
         return text
+
+    def trim(self, text: str) -> str:
+        """Cut an over-long text down to its tail (``limit // 2`` characters); count the cut."""
+        drop = len(text) - self.limit // 2
+        self.offset += drop
+        return text[drop:]
 
     def replace(self, text: str) -> str:
         """Replace the snapshot (a producer sent its own); return the kept text."""
@@ -120,14 +125,20 @@ class RunState:
         "arguments",
         "iteration",
         "last_sequence",
+        "parent_run_id",
+        "parent_span_id",
         "reasoning",
+        "span_id",
         "started_tools",
         "text",
         "trace",
+        "trace_id",
     )
 
     def __init__(self, trace: TraceKey) -> None:
         self.trace = trace
+        # The same four values, unpacked for the per-event comparison on the hot path.
+        self.parent_run_id, self.trace_id, self.span_id, self.parent_span_id = trace
         self.last_sequence = 0
         self.iteration = 0
         self.text: dict[tuple[int, object], Snapshot] = {}

@@ -18,6 +18,7 @@ import enum
 import hashlib
 import json
 import math
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence, Set
 from typing import Any, Final, Generic, TypeVar, cast
 
@@ -47,7 +48,9 @@ class IdentityWindow(Generic[V]):
         if type(size) is not int or size < 1:
             raise ValueError(f"The dedupe window size must be a positive int, got {size!r}.")
         self._size = size
-        self._entries: dict[str, V] = {}
+        # An OrderedDict, not a dict: evicting the oldest key of a plain dict that has seen many
+        # deletions scans its dead slots (``next(iter(d))`` degrades to O(n)); popitem is O(1).
+        self._entries: OrderedDict[str, V] = OrderedDict()
 
     @property
     def size(self) -> int:
@@ -68,7 +71,7 @@ class IdentityWindow(Generic[V]):
             entries[key] = value
             return
         if len(entries) >= self._size:
-            del entries[next(iter(entries))]  # dicts keep insertion order: FIFO
+            entries.popitem(last=False)  # FIFO: the oldest identity goes
         entries[key] = value
 
     def clear(self) -> None:

@@ -32,7 +32,7 @@ class MappingOptions:
 
     redactor: Redactor
     include_extensions: bool = True
-    max_snapshot_chars: int = 32_768
+    max_snapshot_chars: int = 16_384
     raw_tool_input_deltas: bool = False
 
 

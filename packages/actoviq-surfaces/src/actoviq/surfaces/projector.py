@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, Final, cast
 
 import attrs
@@ -39,7 +40,7 @@ from actoviq.surfaces.errors import (
     SurfaceEventTraceError,
     SurfaceEventValidationError,
 )
-from actoviq.surfaces.identity import DEFAULT_DEDUPE_WINDOW_SIZE, IdentityWindow
+from actoviq.surfaces.identity import DEFAULT_DEDUPE_WINDOW_SIZE
 from actoviq.surfaces.mapping import MappingOptions, map_source_event
 from actoviq.surfaces.redaction import SurfaceRedaction, surface_redactor
 from actoviq.surfaces.types import (
@@ -56,8 +57,8 @@ __all__ = [
     "RunEventSemanticProjector",
 ]
 
-DEFAULT_MAX_SNAPSHOT_CHARS: Final = 32_768
-"""The longest ``snapshot`` a text/reasoning/tool-input semantic carries (a tail beyond it)."""
+DEFAULT_MAX_SNAPSHOT_CHARS: Final = 16_384
+"""The longest ``snapshot`` a text/reasoning semantic carries (a tail of the text beyond it)."""
 
 DEFAULT_MAX_RUNS: Final = 4096
 """How many runs a projector keeps validation state for (oldest forgotten first)."""
@@ -83,8 +84,9 @@ class ProjectorOptions:
         dedupe_window_size: how many event ids are remembered for replay detection.
         redaction: the replacement text and extra sensitive keys of the surface mode.
         include_extensions: project unknown source types as ``extension`` events.
-        max_snapshot_chars: the longest snapshot carried; beyond it ``snapshot`` is the tail
-            and ``snapshotOffset`` says how many characters were left out in front.
+        max_snapshot_chars: the longest snapshot carried; a longer text is carried as its
+            tail (at least half this many characters) and ``snapshotOffset`` says how many
+            characters were left out in front. Keeps the cost per delta and memory flat.
         max_runs: how many runs are tracked (memory stays flat with endless runs).
         raw_tool_input_deltas: also show tool argument text while it streams (text-scanned).
             Off by default: argument text is shown once it parses as a whole object (D10).
@@ -111,7 +113,16 @@ class RunEventSemanticProjector:
         options: see :class:`ProjectorOptions`.
     """
 
-    __slots__ = ("_children", "_mapping", "_options", "_redactor", "_runs", "_window")
+    __slots__ = (
+        "_children",
+        "_mapping",
+        "_options",
+        "_redact_text",
+        "_redactor",
+        "_runs",
+        "_seen",
+        "_window_size",
+    )
 
     def __init__(self, options: ProjectorOptions | None = None) -> None:
         self._options = options if options is not None else ProjectorOptions()
@@ -122,7 +133,10 @@ class RunEventSemanticProjector:
             max_snapshot_chars=self._options.max_snapshot_chars,
             raw_tool_input_deltas=self._options.raw_tool_input_deltas,
         )
-        self._window: IdentityWindow[RunEvent] = IdentityWindow(self._options.dedupe_window_size)
+        # The identity window: the last ``dedupe_window_size`` source events, oldest first.
+        self._seen: OrderedDict[str, RunEvent] = OrderedDict()
+        self._window_size = self._options.dedupe_window_size
+        self._redact_text = self._redactor.redact_text
         self._runs: dict[str, RunState] = {}
         self._children: dict[str, set[str]] = {}
 
@@ -133,7 +147,7 @@ class RunEventSemanticProjector:
 
     def reset(self) -> None:
         """Forget every run, child link and identity."""
-        self._window.clear()
+        self._seen.clear()
         self._runs.clear()
         self._children.clear()
 
@@ -144,7 +158,9 @@ class RunEventSemanticProjector:
 
     # -- validation -------------------------------------------------------------------------------
 
-    def _check_envelope(self, event: RunEvent) -> None:
+    @staticmethod
+    def _check_envelope(event: RunEvent) -> None:
+        """Raise the precise typed error for an invalid envelope (the slow path)."""
         if not isinstance(event, RunEvent):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise SurfaceEventValidationError(
                 f"Expected a RunEvent, got {type(event).__name__}.",
@@ -199,8 +215,31 @@ class RunEventSemanticProjector:
 
     def _admit(self, event: RunEvent) -> RunState | None:
         """Validate; return the run's state (a new one is not registered yet) or None (replay)."""
-        self._check_envelope(event)
-        seen = self._window.get(event.event_id)
+        # One cheap expression for the common valid envelope; the slow path names the problem.
+        if (
+            event.__class__ is not RunEvent
+            or event.schema_version.__class__ is not int
+            or event.schema_version != 1
+            or event.event_id.__class__ is not str
+            or not event.event_id
+            or event.event_id.isspace()
+            or event.run_id.__class__ is not str
+            or not event.run_id
+            or event.run_id.isspace()
+            or event.type.__class__ is not str
+            or not event.type
+            or event.type.isspace()
+            or event.trace_id.__class__ is not str
+            or not event.trace_id
+            or event.trace_id.isspace()
+            or event.span_id.__class__ is not str
+            or not event.span_id
+            or event.span_id.isspace()
+            or event.sequence.__class__ is not int
+            or not 0 < event.sequence <= _MAX_SAFE
+        ):
+            self._check_envelope(event)
+        seen = self._seen.get(event.event_id)
         if seen is not None:
             if seen == event:
                 return None
@@ -227,7 +266,10 @@ class RunEventSemanticProjector:
         return run
 
     def _commit(self, event: RunEvent, run: RunState) -> None:
-        self._window.remember(event.event_id, event)
+        seen = self._seen
+        seen[event.event_id] = event
+        if len(seen) > self._window_size:
+            seen.popitem(last=False)
         run.last_sequence = event.sequence
         runs = self._runs
         run_id = event.run_id
@@ -256,17 +298,63 @@ class RunEventSemanticProjector:
             SurfaceEventIdentityCollisionError: a known ``eventId`` with another payload.
             RedactionError: the data cannot be redacted (nothing is delivered or remembered).
         """
-        run = self._admit(event)
-        if run is None:
-            return []
+        if event.__class__ is not RunEvent:
+            self._check_envelope(event)  # raises unless a valid RunEvent subclass
+        event_id = event.event_id
+        sequence = event.sequence
+        run_id = event.run_id
+        run = (
+            self._runs.get(run_id)
+            if event.__class__ is RunEvent and run_id.__class__ is str
+            else None
+        )
+        if (
+            # The fast check: an event of a known run whose (already validated) trace context
+            # it repeats; only its own id, type, version and sequence are checked here.
+            run is None
+            or event.trace_id != run.trace_id
+            or event.span_id != run.span_id
+            or event.parent_run_id != run.parent_run_id
+            or event.parent_span_id != run.parent_span_id
+            or event.schema_version.__class__ is not int
+            or event.schema_version != 1
+            or event_id.__class__ is not str
+            or not event_id
+            or event_id.isspace()
+            or event.type.__class__ is not str
+            or not event.type
+            or event.type.isspace()
+            or sequence.__class__ is not int
+            or sequence > _MAX_SAFE
+        ):
+            run = self._admit(event)
+            if run is None:
+                return []
+        else:
+            seen = self._seen.get(event_id)
+            if seen is not None:
+                if seen == event:
+                    return []
+                raise SurfaceEventIdentityCollisionError(
+                    f"RunEvent {event_id} was seen before with a different payload.",
+                    details={"eventId": event_id, "runId": event.run_id},
+                )
+            if sequence <= run.last_sequence:
+                raise SurfaceEventSequenceError(
+                    f"Run {event.run_id} event sequence {sequence} is not greater than "
+                    f"{run.last_sequence}.",
+                    details={"runId": event.run_id, "sequence": sequence},
+                )
         source = event.data
-        raw: dict[str, Any] = cast(dict[str, Any], source) if type(source) is dict else {}
-        if event.type == "model.text.delta" and raw:
+        if event.type == "model.text.delta" and source.__class__ is dict:
+            raw = cast(dict[str, Any], source)
             delta = raw.get("delta")
-            if type(delta) is str and not (
-                "snapshot" in raw or "iteration" in raw or "turn" in raw
+            # Runtime text deltas are {delta} or {delta, outputIndex}: nothing else to map.
+            if delta.__class__ is str and (
+                len(raw) == 1 or (len(raw) == 2 and "outputIndex" in raw)
             ):
-                return self._text_delta(event, run, raw, delta)
+                return self._text_delta(event, run, raw, cast(str, delta))
+        raw = cast(dict[str, Any], source) if type(source) is dict else {}
         redacted = self._redactor.redact(source)
         data: JsonObject = (
             cast(JsonObject, redacted) if type(redacted) is dict else {"value": redacted}
@@ -298,16 +386,26 @@ class RunEventSemanticProjector:
     ) -> list[SurfaceSemanticEvent]:
         """The hot path: a runtime text delta (one scan of the delta, one bounded append)."""
         index = raw.get("outputIndex", 0)
-        if type(index) is not int or index < 0:
+        if index.__class__ is not int or index < 0:
             index = 0
-        delta = self._redactor.redact_text(delta)
-        self._commit(event, run)
+        delta = self._redact_text(delta)
+        if run.last_sequence:  # a known run: commit inline
+            seen = self._seen
+            seen[event.event_id] = event
+            if len(seen) > self._window_size:
+                seen.popitem(last=False)
+            run.last_sequence = event.sequence
+        else:
+            self._commit(event, run)
         iteration = run.iteration
         key = (iteration, index)
         block = run.text.get(key)
         if block is None:
             block = run.text[key] = Snapshot(self._options.max_snapshot_chars)
-        snapshot = block.add(delta)
+        snapshot = block.text + delta
+        if len(snapshot) > block.limit:
+            snapshot = block.trim(snapshot)
+        block.text = snapshot
         out: JsonObject = {
             "delta": delta,
             "snapshot": snapshot,

@@ -156,10 +156,6 @@ def _data(instance: object, attribute: attrs.Attribute[Any], value: object) -> N
         )
 
 
-def _semantic_id(instance: SurfaceSemanticEvent) -> str:
-    return f"{instance.source_event_id}:{instance.projection_index}"
-
-
 @attrs.frozen(kw_only=True, slots=True)
 class SurfaceSemanticEvent:
     """One semantic event (frozen; ``data`` is a plain dict owned by this event).
@@ -180,7 +176,6 @@ class SurfaceSemanticEvent:
         category: the semantic category.
         phase: where in its category the event is (``"delta"``, ``"started"``, a status…).
         data: the redacted payload.
-        semantic_id: ``"<sourceEventId>:<projectionIndex>"`` (derived, never passed).
     """
 
     semantic_version: int = attrs.field(default=SEMANTIC_VERSION, validator=_version)
@@ -198,10 +193,11 @@ class SurfaceSemanticEvent:
     category: SurfaceSemanticCategory = attrs.field(converter=SurfaceSemanticCategory)
     phase: str = attrs.field(validator=_text)
     data: JsonObject = attrs.field(factory=lambda: {}, validator=_data, repr=False)
-    semantic_id: str = attrs.field(init=False, eq=False)
 
-    def __attrs_post_init__(self) -> None:
-        _set_semantic_id(self, _semantic_id(self))
+    @property
+    def semantic_id(self) -> str:
+        """``"<sourceEventId>:<projectionIndex>"``: stable across re-projections."""
+        return f"{self.source_event_id}:{self.projection_index}"
 
     def with_data(self, data: JsonObject) -> SurfaceSemanticEvent:
         """A copy of this event with other ``data`` (the envelope is not re-validated)."""
@@ -234,7 +230,6 @@ def _slot(name: str) -> Callable[[SurfaceSemanticEvent, object], None]:
 
 
 _set_semantic_version = _slot("semantic_version")
-_set_semantic_id = _slot("semantic_id")
 _set_source_event_id = _slot("source_event_id")
 _set_source_type = _slot("source_type")
 _set_projection_index = _slot("projection_index")
@@ -270,7 +265,6 @@ def build_unchecked(
     """Build an event WITHOUT checks: for callers that validated every field (the projector)."""
     event = _new(SurfaceSemanticEvent)
     _set_semantic_version(event, SEMANTIC_VERSION)
-    _set_semantic_id(event, f"{source_event_id}:{projection_index}")
     _set_source_event_id(event, source_event_id)
     _set_source_type(event, source_type)
     _set_projection_index(event, projection_index)
