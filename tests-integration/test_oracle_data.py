@@ -1,7 +1,7 @@
 """The oracles' data is in the repository, and an oracle test cannot skip silently.
 
 * every vendored golden file and corpus cassette is present and parses (with the corpus licence);
-* no test reads ``../shared`` at run time;
+* no test reads the spec bundle next to the checkout (its ``shared`` folder) at run time;
 * the loaders raise ``OracleDataMissingError`` for a missing file (an error, not a skip);
 * a test marked ``oracle`` that skips is reported as failed (checked in a pytest subprocess).
 """
@@ -34,7 +34,8 @@ GOLDEN_FILES = (
       for api in ("openai-responses", "openai-chat", "anthropic")),
 )  # fmt: skip
 CORPUS_COUNTS = {"openai-responses": 118, "openai-chat": 111, "anthropic-messages": 133}
-SHARED_READ = re.compile(r"\.\./shared|/ *[\"']shared[\"']|[\"']shared/(golden|corpus)")
+OUTSIDE = "shared"  # the spec bundle's folder beside the checkout
+SHARED_READ = re.compile(rf"\.\./{OUTSIDE}|/ *[\"']{OUTSIDE}[\"']|[\"']{OUTSIDE}/(golden|corpus)")
 
 
 @pytest.mark.parametrize("name", GOLDEN_FILES)
