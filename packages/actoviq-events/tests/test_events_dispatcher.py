@@ -270,6 +270,17 @@ async def test_raise_mode_propagates(make_event: EventFactory) -> None:
         await hanging.dispatch(make_event())
 
 
+async def test_isolate_overrides_raise_mode_for_one_event(make_event: EventFactory) -> None:
+    after = InMemoryEventSink()
+    dispatcher = EventDispatcher([], [Failing(), after], failure_mode="raise")
+    event = make_event()
+    assert await dispatcher.dispatch(event, isolate=True) == event
+    assert [e.event_id for e in after.events] == [event.event_id]
+    assert [f.stage for f in dispatcher.failures] == ["sink"]
+    with pytest.raises(RuntimeError, match="processor broke"):
+        await dispatcher.dispatch(make_event())
+
+
 async def test_closed_dispatcher_refuses_and_close_is_idempotent(make_event: EventFactory) -> None:
     dispatcher = EventDispatcher(default_processors(), [InMemoryEventSink()])
     await dispatcher.aclose()

@@ -37,7 +37,10 @@ RunPhase: TypeAlias = Literal[
     "finalize_output",
     "after_run",
     "runtime",
+    "persistence",
 ]
+"""Where a run failed. ``persistence`` (ours, not the reference's): writing the run's checkpoint,
+session or events failed; the error's ``code`` and ``details["step"]`` name the step."""
 
 # Details are JSON objects; kept as Any-valued mapping here because errors sit below json.py.
 _Details: TypeAlias = "dict[str, Any]"

@@ -279,18 +279,26 @@ class EventDispatcher:
         """True after :meth:`aclose`."""
         return self._closed
 
-    async def dispatch(self, event: RunEvent) -> RunEvent | None:
+    async def dispatch(self, event: RunEvent, *, isolate: bool = False) -> RunEvent | None:
         """Process and deliver one event; return what the sinks received (None if dropped).
 
         The returned event (and what every sink received) is shared: treat its ``data`` as
         read-only (see the module docstring on ownership).
 
+        Args:
+            event: the stamped event.
+            isolate: handle this event's failures as in ``"isolate"`` mode whatever the
+                dispatcher's mode (report them, keep delivering). The runtime uses it for
+                terminal events: every sink gets the chance to see how a run ended.
+
         Raises:
             EventDispatcherClosedError: after :meth:`aclose`.
-            Exception: in ``"raise"`` mode, the first processor or sink failure.
+            Exception: in ``"raise"`` mode (and not ``isolate``), the first processor or sink
+                failure.
         """
         if self._closed:
             raise EventDispatcherClosedError("EventDispatcher is closed.")
+        raising = self._mode == "raise" and not isolate
         current = event
         fresh: object = _NOT_FRESH  # the data last produced by a cloning processor
         for processor, clones_data in self._processor_entries:
@@ -303,7 +311,7 @@ class EventDispatcher:
                 fail_closed = bool(getattr(processor, "fail_closed", False)) or isinstance(
                     error, RedactionError
                 )
-                if self._mode == "raise":
+                if raising:
                     raise
                 self._report("processor", processor.id, current, error, dropped=fail_closed)
                 if fail_closed:
@@ -317,7 +325,7 @@ class EventDispatcher:
                     "not a RunEvent or None."
                 )
                 fail_closed = bool(getattr(processor, "fail_closed", False))
-                if self._mode == "raise":
+                if raising:
                     raise error
                 self._report("processor", processor.id, current, error, dropped=fail_closed)
                 if fail_closed:
@@ -341,7 +349,7 @@ class EventDispatcher:
                     if step.__class__ is not _Done:
                         await step
             except Exception as error:
-                if self._mode == "raise":
+                if raising:
                     raise
                 self._report("sink", sink.id, current, error)
         return current

@@ -28,6 +28,7 @@ from actoviq.runtime.errors import (
     RuntimeClosedError,
     RuntimeConfigurationError,
 )
+from actoviq.runtime.failures import PersistenceStep, RunPersistenceError
 from actoviq.runtime.handle import (
     DROPPED_EVENT_TYPE,
     BufferPolicy,
@@ -270,6 +271,7 @@ __all__ = [
     "PendingTool",
     "PendingToolState",
     "PendingToolTransitionError",
+    "PersistenceStep",
     "PreparedToolCall",
     "ReconciliationDecisionError",
     "ResolvedDecision",
@@ -283,6 +285,7 @@ __all__ = [
     "RunHandle",
     "RunHandleConsumedError",
     "RunLease",
+    "RunPersistenceError",
     "RunStateError",
     "RunStateStaleError",
     "RunStateStatus",

@@ -43,7 +43,8 @@ from actoviq.core import (
 from actoviq.events import RunEvent, RunEventSequencer, TraceContext, use_trace_context
 from actoviq.providers import ModelProvider, ModelResponse
 from actoviq.runtime.concurrency import held_session_owner
-from actoviq.runtime.errors import RunClaimLostError, RunDeadlineExceededError
+from actoviq.runtime.errors import RunClaimLostError, RunDeadlineExceededError, RunStateStaleError
+from actoviq.runtime.failures import persistence_error
 from actoviq.runtime.handle import EventBuffer
 from actoviq.runtime.middleware import (
     MiddlewareDeadline,
@@ -197,6 +198,8 @@ class RunExecution:
         )
         self._run_view: RunView | None = None
         self._start_error: Exception | None = None
+        self._ending = False  # an interrupted/cancelled ending started (its failure is a failure)
+        self.delivery_error: BaseException | None = None  # a terminal event could not be sent
         self.persistence = RunPersistence(
             parts.checkpoint_store,
             run_id=self.run_id,
@@ -276,35 +279,72 @@ class RunExecution:
         """The current state's wire JSON (a fresh object)."""
         return self.serialized().to_json()
 
-    async def save(self) -> JsonObject:
+    async def save(self) -> JsonObject | None:
         """Persist the state (before the event that announces the change) and return it.
 
         Every save is a new ``stateRevision``; a terminal one (status other than ``running``)
-        releases the run's claim and is remembered as the run's final state.
+        releases the run's claim and is remembered as the run's final state. Without a store a
+        running state is not even built (None is returned).
+
+        Raises:
+            RunPersistenceError: ``RUN_STATE_SERIALIZATION_FAILED`` or ``CHECKPOINT_SAVE_FAILED``.
+            RunStateStaleError: the run's claim was lost (or refused on a fresh run's first save).
         """
         self.state_revision += 1
-        state = self.snapshot_json()
-        await self.persistence.save(state)
-        if self.status != "running":
+        running = self.status == "running"
+        if self.parts.checkpoint_store is None and (
+            running
+            or (
+                self.status == "completed"
+                and not self.resumed
+                and not self.parts.ledger.knows(self.run_id)
+            )
+        ):
+            return None  # nothing to persist and nobody will resume this state
+        try:
+            state = self.snapshot_json()
+        except Exception as error:
+            raise persistence_error("state.serialize", error, self.run_id) from error
+        try:
+            await self.persistence.save(state)
+        except RunStateStaleError:
+            raise
+        except Exception as error:
+            raise persistence_error("checkpoint.save", error, self.run_id) from error
+        if not running:
             self.final_state = state
         return state
 
     # -- events -----------------------------------------------------------------------------------
 
-    async def emit(self, type: str, data: JsonValue) -> RunEvent | None:
-        """Stamp, dispatch (processors then sinks) and hand the event to the stream."""
+    async def emit(self, type: str, data: JsonValue, *, terminal: bool = False) -> RunEvent | None:
+        """Stamp, dispatch (processors then sinks) and hand the event to the stream.
+
+        A ``terminal`` event (how the run ended) is dispatched in isolate mode: a failing sink is
+        reported by the dispatcher and the other sinks and the handle still get it.
+
+        Raises:
+            RunPersistenceError: ``EVENT_DELIVERY_FAILED`` (a sink or processor failed in
+                ``"raise"`` mode).
+        """
         event = self.sequencer.next(type, data)
-        delivered = await self.parts.dispatcher.dispatch(event)
+        try:
+            delivered = await self.parts.dispatcher.dispatch(event, isolate=terminal)
+        except Exception as error:
+            if terminal:  # the dispatcher is closed: nothing more can be delivered
+                self.delivery_error = error
+                return None
+            raise persistence_error("event.delivery", error, self.run_id) from error
         if delivered is not None and self.buffer is not None:
             await self.buffer.put(delivered)
         return delivered
 
-    async def emit_start(self) -> None:
-        """Emit ``run.started`` (or ``run.resumed``) once."""
+    async def emit_start(self, *, terminal: bool = False) -> None:
+        """Emit ``run.started`` (or ``run.resumed``) once (``terminal``: as part of the end)."""
         if not self._start_emitted:
             self._start_emitted = True
             kind = "run.resumed" if self.resumed else "run.started"
-            await self.emit(kind, {"agentId": self.agent.id})
+            await self.emit(kind, {"agentId": self.agent.id}, terminal=terminal)
 
     # -- middleware -------------------------------------------------------------------------------
 
@@ -382,34 +422,57 @@ class RunExecution:
                 self.parts.ledger.record(self.final_state, always=self.resumed)
 
     async def _claim(self) -> None:
+        """Claim the resumed run (nothing has happened yet; a refusal writes and emits nothing).
+
+        Raises:
+            RunStateStaleError: the state may not run (see ``AgentRuntime.resume``).
+            RunPersistenceError: ``RUN_STATE_SERIALIZATION_FAILED`` or
+                ``CHECKPOINT_CLAIM_FAILED`` (the store failed; retry the resume).
+        """
         assert self.expected is not None
         self.state_revision += 1
-        state = self.snapshot_json()
-        await self.persistence.claim(state, self.expected)
+        try:
+            state = self.snapshot_json()
+        except Exception as error:
+            raise persistence_error("state.serialize", error, self.run_id) from error
+        try:
+            await self.persistence.claim(state, self.expected)
+        except RunStateStaleError:
+            raise
+        except Exception as error:
+            raise persistence_error("checkpoint.claim", error, self.run_id) from error
         self.parts.ledger.record(state, always=True)
 
     async def _settle(self) -> RunResult[Any]:
+        """Run the body and end the run: every failure ends typed, with ``run.failed``."""
         try:
-            self.raise_if_aborted()
-            return await self._scheduled()
-        except RunInterrupted as interrupted:
-            self._finish_cancel_bookkeeping()
-            return await run_interrupted(self, interrupted)
-        except asyncio.CancelledError:
-            if not self.signal.aborted:
-                raise
-            self._finish_cancel_bookkeeping()
-            lost = self._claim_lost()
-            if lost is None:
+            try:
+                self.raise_if_aborted()
+                return await self._scheduled()
+            except RunInterrupted as interrupted:
+                self._finish_cancel_bookkeeping()
+                self._ending = True
+                return await run_interrupted(self, interrupted)
+            except asyncio.CancelledError:
+                if not self.signal.aborted:
+                    raise
+                self._finish_cancel_bookkeeping()
+                lost = self._claim_lost()
+                if lost is not None:
+                    raise lost from None
+                self._ending = True
                 return await run_cancelled(self)
-            await run_failed(self, lost)
-            raise lost from None
+        except asyncio.CancelledError:
+            raise  # not the run's own abort: whoever cancelled the task owns the outcome
         except Exception as error:
             self._finish_cancel_bookkeeping()
-            if self.signal.aborted and self._claim_lost() is None:
-                return await run_cancelled(self)
-            await run_failed(self, error)
-            raise
+            if self.signal.aborted and not self._ending and self._claim_lost() is None:
+                self._ending = True
+                return await run_cancelled(self)  # failures after an abort are the abort's
+            typed = await run_failed(self, error)
+            if typed is error:
+                raise
+            raise typed from error
 
     def _claim_lost(self) -> RunClaimLostError | None:
         """The lost claim that stopped the run (the heartbeat aborts with it), if any."""

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from actoviq.core import CanonicalItem, RunError, TextItem
+from actoviq.runtime.failures import persistence_error
 from actoviq.runtime.middleware import MiddlewareInvariantViolationError, MiddlewareStage
 
 if TYPE_CHECKING:
@@ -51,9 +52,12 @@ async def load_session(
     """
     assert run.session_id is not None
     store = await run.session_store()
-    loaded = await run.bounded(
-        store.load(tenant_id=run.tenant_id or "default", session_id=run.session_id)
-    )
+    try:
+        loaded = await run.bounded(
+            store.load(tenant_id=run.tenant_id or "default", session_id=run.session_id)
+        )
+    except Exception as error:
+        raise persistence_error("session.load", error, run.run_id) from error
     if not fresh:
         if run.turn > 0 and loaded.revision != run.expected_revision:
             raise _revision_conflict(run.run_id, run.expected_revision, loaded.revision)

@@ -37,6 +37,10 @@ class RunLedger:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def knows(self, run_id: str) -> bool:
+        """Whether the ledger holds an entry for ``run_id``."""
+        return run_id in self._entries
+
     def refusal(self, state: SerializedRunState) -> RunStateStaleError | None:
         """Why ``state`` may not be resumed, as far as this runtime knows (None: it may)."""
         run_id = state.run_id

@@ -9,6 +9,7 @@ checkpoint so they can be resumed.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -20,7 +21,7 @@ from actoviq.core import (
     RunResult,
     iso_now,
 )
-from actoviq.events import error_data
+from actoviq.runtime.failures import RunPersistenceError, as_run_error, persistence_error
 
 if TYPE_CHECKING:
     from actoviq.runtime.loop import RunExecution, RunInterrupted
@@ -77,34 +78,100 @@ async def run_interrupted(run: RunExecution, interrupted: RunInterrupted) -> Run
                 for entry in interrupted.interruptions
             ],
         },
+        terminal=True,
     )
     return run_result(run, "interrupted", "", interruptions=interrupted.interruptions, state=state)
 
 
 async def run_cancelled(run: RunExecution) -> RunResult[Any]:
     """Checkpoint the aborted run, emit ``run.cancelled`` and return its result."""
-    await run.emit_start()
+    await run.emit_start(terminal=True)
     reason = run.signal.reason
     run.status = "cancelled"
     state = await run.save()
     data: JsonObject = {"reason": _reason_text(reason)}
     if isinstance(reason, ActoviqError):
         data["code"] = reason.code
-    await run.emit("run.cancelled", data)
+    await run.emit("run.cancelled", data, terminal=True)
     return run_result(run, "cancelled", "", state=state)
 
 
-async def run_failed(run: RunExecution, error: Exception) -> None:
-    """Save the failed state and emit ``run.failed`` (the caller re-raises ``error``)."""
+async def run_failed(run: RunExecution, error: BaseException) -> ActoviqError:
+    """End the run ``failed``: save what can be saved, emit ``run.failed``, return the typed error.
+
+    The failed state is saved first. If that save fails too (the value that broke the run cannot
+    be stored, the store is down), the run's last durable state is saved again marked ``failed``
+    (it was storable a moment ago). ``run.failed`` carries ``error`` and, with a checkpoint
+    store, ``checkpoint``: ``{"saved": true, "status": "failed", "stateRevision": n}``, with
+    ``"fallback": "lastDurableState"`` and the save ``error`` when the fallback was used, or
+    ``{"saved": false, "error": …, "storedStatus": …}`` when nothing could be written: the store
+    then still holds the last durable state (``running``, with the run's lease until it expires;
+    resume it like a crashed run).
+    """
+    typed = as_run_error(error, run.run_id)
+    await run.emit_start(terminal=True)
     run.status = "failed"
-    if run.persistence.blocked is None:
+    checkpoint = await _save_failure(run)
+    data: JsonObject = {"error": cast(JsonObject, typed.to_json())}
+    if checkpoint is not None:
+        data["checkpoint"] = checkpoint
+    await run.emit("run.failed", data, terminal=True)
+    return typed
+
+
+async def _save_failure(run: RunExecution) -> JsonObject | None:
+    persistence = run.persistence
+    if persistence.store is None:
+        with contextlib.suppress(RunPersistenceError):
+            await run.save()  # only builds the final state this runtime remembers
+        return None
+    blocked = persistence.blocked
+    if blocked is not None:  # the run lost its claim: it must not write
+        return {"saved": False, "error": cast(JsonObject, blocked.to_json())}
+    if persistence.released:  # a terminal state was saved already
+        return {"saved": True, "status": _status(persistence.last_saved)}
+    try:
         await run.save()
-    if isinstance(error, ActoviqError):
-        payload = cast(JsonObject, error.to_json())
+    except Exception as error:
+        first = persistence_error("checkpoint.save", error, run.run_id)
     else:
-        payload = cast(JsonObject, dict(error_data(error)))
-    await run.emit_start()
-    await run.emit("run.failed", {"error": payload})
+        return {"saved": True, "status": "failed", "stateRevision": run.state_revision}
+    last = persistence.last_saved
+    if last is not None and persistence.blocked is None:
+        run.state_revision += 1
+        fallback: JsonObject = {
+            **last,
+            "status": "failed",
+            "stateRevision": run.state_revision,
+            "lastEventSequence": run.sequencer.last_sequence + 1,  # counts run.failed
+        }
+        try:
+            await persistence.save(fallback)
+        except Exception as error:
+            second = persistence_error("checkpoint.save", error, run.run_id)
+            return _unsaved(second, persistence.last_saved)
+        run.final_state = fallback
+        return {
+            "saved": True,
+            "status": "failed",
+            "stateRevision": run.state_revision,
+            "fallback": "lastDurableState",
+            "error": cast(JsonObject, first.to_json()),
+        }
+    return _unsaved(first, last)
+
+
+def _unsaved(error: ActoviqError, last: JsonObject | None) -> JsonObject:
+    return {
+        "saved": False,
+        "error": cast(JsonObject, error.to_json()),
+        "storedStatus": _status(last),
+    }
+
+
+def _status(state: JsonObject | None) -> str | None:
+    status = None if state is None else state.get("status")
+    return status if isinstance(status, str) else None
 
 
 def _reason_text(reason: object) -> str:

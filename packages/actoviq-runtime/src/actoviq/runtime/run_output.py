@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 from actoviq.core import JsonObject, JsonValue, RunError, RunResult, StructuredItem, TextItem
 from actoviq.providers import ModelResponse
+from actoviq.runtime.failures import persistence_error
 from actoviq.runtime.middleware import MiddlewareInvariantViolationError, MiddlewareStage
 from actoviq.runtime.run_outcomes import run_result
+from actoviq.runtime.stores import StorageConflictError
 
 if TYPE_CHECKING:
     from actoviq.runtime.loop import RunExecution
@@ -121,30 +123,39 @@ async def _complete(
         result = cast(RunResult[Any], replaced)
     run.status = "completed"
     run.terminal = True
-    await run.save()
-    if before is not None:
-        await run.emit("handoff.requested", before)
-    await run.emit(
-        "run.completed",
-        {"status": result.status, "usage": cast(JsonObject, result.usage.to_json())},
-    )
+    await run.save()  # the commit point: from here on the run has completed
+    data: JsonObject = {"status": result.status, "usage": cast(JsonObject, result.usage.to_json())}
     store = run.parts.checkpoint_store
     if store is not None and run.persistence.claiming is None:
-        # A claiming store keeps the completed record: it is what refuses a late resume.
-        await run.bounded(store.delete(run.run_id))
+        # A claiming store keeps the completed record: it is what refuses a late resume. Other
+        # stores delete (or tombstone) it; a failed delete cannot undo the completion, so
+        # run.completed says it failed.
+        try:
+            await run.bounded(store.delete(run.run_id))
+        except Exception as error:
+            failure = persistence_error("checkpoint.delete", error, run.run_id)
+            data["checkpoint"] = {"deleted": False, "error": cast(JsonObject, failure.to_json())}
+    if before is not None:
+        await run.emit("handoff.requested", before, terminal=True)
+    await run.emit("run.completed", data, terminal=True)
     return result
 
 
 async def _commit_session(run: RunExecution, session_id: str) -> None:
     store = await run.session_store()
-    revision = await run.bounded(
-        store.append(
-            tenant_id=run.tenant_id or "default",
-            session_id=session_id,
-            items=[*run.input, *run.generated],
-            expected_revision=run.expected_revision or "0",
+    try:
+        revision = await run.bounded(
+            store.append(
+                tenant_id=run.tenant_id or "default",
+                session_id=session_id,
+                items=[*run.input, *run.generated],
+                expected_revision=run.expected_revision or "0",
+            )
         )
-    )
+    except StorageConflictError:
+        raise  # SESSION_REVISION_CONFLICT: already typed, and it names the step
+    except Exception as error:
+        raise persistence_error("session.append", error, run.run_id) from error
     run.expected_revision = revision
     await run.save()
     await run.emit("session.committed", {"sessionId": session_id, "revision": revision})
