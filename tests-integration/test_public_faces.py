@@ -50,6 +50,7 @@ FACES: dict[str, tuple[str, ...]] = {
         "WorkflowGraph",
     ),
     "actoviq.workflow": ("WorkflowExecutorRouter", "LocalIsolatedProcessWorkflowExecutor"),
+    "actoviq.mcp": ("McpServer", "mcp_tools", "serve_agent_mcp", "read_resource", "get_prompt"),
     "actoviq.surfaces": ("SharedRunEventSurfaceProjector", "AgentRuntimeBridgeAdapter"),
     "actoviq.profiles": ("build_profile", "run_profile"),
     "actoviq.compat": (

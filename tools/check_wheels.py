@@ -30,6 +30,7 @@ MODULES = {
     "actoviq-profiles": "actoviq.profiles",
     "actoviq-compat": "actoviq.compat",
     "actoviq-cli": "actoviq.cli",
+    "actoviq-mcp": "actoviq.mcp",
 }
 # distribution -> {extra: module that needs it}
 EXTRAS: dict[str, dict[str, str]] = {
@@ -47,7 +48,8 @@ CLOSURES: dict[str, set[str]] = {
 NOT_IN_CLOSURE: dict[str, set[str]] = {
     "actoviq-providers": {"openai", "anthropic", "httpx2", "httpx"},
     "actoviq-events": {"opentelemetry-sdk"},
-    "actoviq-runtime": {"openai", "anthropic", "sqlalchemy", "opentelemetry-sdk"},
+    "actoviq-runtime": {"openai", "anthropic", "sqlalchemy", "opentelemetry-sdk", "mcp"},
+    "actoviq-mcp": {"openai", "anthropic", "sqlalchemy", "opentelemetry-sdk"},
     "actoviq-workflow": {"actoviq-runtime", "actoviq-events", "actoviq-providers"},
     "actoviq-orchestration": {
         "actoviq-workflow",
@@ -65,6 +67,8 @@ IMPORT_FORBIDDEN: dict[str, tuple[str, ...]] = {
     "actoviq.providers": ("openai", "anthropic", "httpx2"),
     # The bridge names runtime types for the checker only: hosts that only project stay light.
     "actoviq.surfaces": ("actoviq.runtime", "actoviq.providers", "openai", "anthropic"),
+    # the SDK (pydantic, starlette, uvicorn, httpx2) loads on first connection, not on import
+    "actoviq.mcp": ("mcp", "uvicorn", "starlette", "httpx2", "pydantic"),
 }
 
 _PROBE = """
