@@ -60,12 +60,13 @@ def toolbox(ledger: Path, **options: Any) -> McpServer:
 
 
 @contextlib.asynccontextmanager
-async def toolbox_http(ledger: Path) -> AsyncGenerator[str]:
-    """Start the toolbox server on 127.0.0.1 (streamable HTTP); yields its endpoint URL."""
+async def toolbox_http(ledger: Path, transport: str = "http") -> AsyncGenerator[str]:
+    """Start the toolbox server on 127.0.0.1 (``http``: streamable HTTP, or ``sse``); yields
+    its endpoint URL."""
     process = await asyncio.create_subprocess_exec(
         PYTHON,
         str(TOOLBOX),
-        "http",
+        transport,
         env={**os.environ, "ACTOVIQ_MCP_LEDGER": str(ledger)},
         stdout=asyncio.subprocess.PIPE,
     )
@@ -73,7 +74,8 @@ async def toolbox_http(ledger: Path) -> AsyncGenerator[str]:
         assert process.stdout is not None
         line = await asyncio.wait_for(process.stdout.readline(), 60)
         assert line.startswith(b"PORT "), line
-        yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+        path = "/sse" if transport == "sse" else "/mcp"
+        yield f"http://127.0.0.1:{int(line.split()[1])}{path}"
     finally:
         if process.returncode is None:
             process.terminate()

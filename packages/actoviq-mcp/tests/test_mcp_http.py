@@ -52,7 +52,7 @@ async def test_cancellation_and_list_changed_over_http(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.jsonl"
     async with toolbox_http(ledger) as url, McpServer.http(url) as server:
         with pytest.raises(TimeoutError):
-            await server.call_tool("nap", {"seconds": 30, "label": "h"}, timeout_ms=500)
+            await server.call_tool("nap", {"seconds": 30, "label": "h"}, timeout_ms=3000)
         outcome = await server.call_tool("nap_outcome", {"label": "h"})
         assert outcome.value() == {"result": "nap-cancelled"}
         registry = ToolRegistry()
@@ -86,3 +86,15 @@ async def test_an_agent_run_over_http_answers_from_the_server(tmp_path: Path) ->
             events = await collect(runtime, agent(toolset.names()), "look up")
     assert [e.type for e in events][-1] == "run.completed"
     assert any(e.type == "tool.completed" for e in events)
+
+
+async def test_the_older_sse_transport_still_works(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    async with toolbox_http(ledger, "sse") as url, McpServer.sse(url, name="legacy-sse") as server:
+        toolset = await mcp_tools(server, include=["lookup", "put"])
+        assert set(toolset.names()) == {"lookup", "put"}
+        assert (await server.call_tool("put", {"key": "a", "value": "1"})).value() == {
+            "result": "stored a"
+        }
+        assert (await server.call_tool("lookup", {"key": "a"})).value() == {"result": "1"}
+    assert [entry["key"] for entry in events_named(ledger, "put")] == ["a"]

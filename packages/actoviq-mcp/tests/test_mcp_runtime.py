@@ -143,7 +143,7 @@ async def test_timeout_cancels_on_the_server_and_a_side_effect_becomes_unknown(
     provider = scripted(tool_turn(call("c1", "nap", seconds=30, label="t1")), "never")
     async with runtime_with(provider) as runtime:
         server = toolbox(ledger).attach(runtime)
-        toolset = await mcp_tools(server, registry=runtime.tools, approval=False, timeout_ms=400)
+        toolset = await mcp_tools(server, registry=runtime.tools, approval=False, timeout_ms=3000)
         result = await runtime.run(agent(toolset.names()), "nap")
         assert result.status == "interrupted"
         (interruption,) = result.interruptions

@@ -1,9 +1,9 @@
 """A real MCP server for the actoviq.mcp tests, written with the SDK's ``MCPServer``.
 
-Run as ``python toolbox_server.py stdio`` or ``python toolbox_server.py http`` (then it prints
-``PORT <n>`` once it listens on 127.0.0.1). Every call that has an effect appends one JSON line to
-the file named by ``ACTOVIQ_MCP_LEDGER``, so tests count side effects on the server side, across
-processes and restarts.
+Run as ``python toolbox_server.py stdio``, ``... http`` (streamable HTTP) or ``... sse`` (the
+older HTTP+SSE transport); over HTTP it prints ``PORT <n>`` once it listens on 127.0.0.1.
+Every call that has an effect appends one JSON line to the file named by ``ACTOVIQ_MCP_LEDGER``,
+so tests count side effects on the server side, across processes and restarts.
 """
 
 from __future__ import annotations
@@ -201,7 +201,8 @@ def main() -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     print(f"PORT {sock.getsockname()[1]}", flush=True)
-    config = uvicorn.Config(app.streamable_http_app(), log_level="warning")
+    web = app.sse_app() if sys.argv[1] == "sse" else app.streamable_http_app()
+    config = uvicorn.Config(web, log_level="warning")
     anyio.run(lambda: uvicorn.Server(config).serve(sockets=[sock]))
 
 
