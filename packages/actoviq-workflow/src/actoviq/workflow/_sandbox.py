@@ -143,7 +143,10 @@ def mount_plan(paths: Sequence[str], uid: int, gid: int) -> MountPlan:
         if not any(ancestor == done or ancestor.startswith(done + "/") for done in hide):
             hide = [done for done in hide if not done.startswith(ancestor + "/")]
             hide.append(ancestor)
-    return MountPlan(hide=tuple(sorted(hide)), binds=tuple(sorted(set(binds), key=len)))
+    return MountPlan(
+        hide=tuple(sorted(hide)),
+        binds=tuple(sorted(set(binds), key=lambda path: (len(path), path))),
+    )
 
 
 @attrs.frozen(kw_only=True)
