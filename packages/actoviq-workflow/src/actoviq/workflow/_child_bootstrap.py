@@ -400,7 +400,9 @@ def _bootstrap() -> None:
                     if not (_isreg(mode_bits) or _isdir(mode_bits)):
                         deny(f"{event} {path}")
                     continue
-                if not write and (real in _devices or real.startswith(_roots)):
+                if real == "/dev/null" or (
+                    not write and (real in _devices or real.startswith(_roots))
+                ):
                     continue
                 deny(f"{event} {path}")
             return
@@ -408,7 +410,10 @@ def _bootstrap() -> None:
         sys.addaudithook(hook)
         del hook, resolve
 
-    # 6. run the script.
+    # 6. run the script. These errnos are how the kernel layers refuse: EPERM (seccomp, uid),
+    # EACCES (Landlock, file permissions), EROFS (read-only mounts), EXDEV (Landlock refusing to
+    # link or rename a file into the workspace from elsewhere).
+    kernel_denials = (errno.EPERM, errno.EACCES, errno.EROFS, errno.EXDEV)
     granted = params["capabilities"]
     counter = [0]
 
@@ -508,7 +513,7 @@ def _bootstrap() -> None:
                 "Workflow hit its process limit (RLIMIT_NPROC: fork/clone failed with EAGAIN).",
                 {"resource": "processes"},
             )
-        elif isinstance(error, OSError) and error.errno in (errno.EPERM, errno.EACCES, errno.EROFS):
+        elif isinstance(error, OSError) and error.errno in kernel_denials:
             name = errno.errorcode.get(error.errno, str(error.errno))
             target = error.filename
             operation = name if target is None else f"{name} {target}"
