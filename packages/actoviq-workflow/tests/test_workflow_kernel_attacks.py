@@ -25,6 +25,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,12 +33,14 @@ from actoviq.core import JsonValue
 from actoviq.workflow import (
     ProcessResourceLimits,
     ProcessWorkflowExecutorBase,
+    SandboxPolicy,
     UntrustedWorkflowRequest,
     WorkflowExecutionError,
     WorkflowExecutorError,
     WorkflowPermissionError,
     WorkflowProtocolError,
     WorkflowResourceLimitError,
+    resolve_sandbox_user,
 )
 
 from .conftest import ExecutorFactory, make_factory
@@ -68,6 +71,13 @@ class Host:
         }
 
 
+def _as_sandbox_user() -> dict[str, Any]:
+    if os.geteuid() != 0:
+        return {}
+    uid, gid = resolve_sandbox_user(SandboxPolicy())
+    return {"user": uid, "group": gid, "extra_groups": []}
+
+
 @pytest.fixture(scope="module")
 def host() -> Iterator[Host]:
     # Outside the workspace and readable by every uid (unlike pytest's tmp directories, which
@@ -81,6 +91,10 @@ def host() -> Iterator[Host]:
         [sys.executable, "-I", "-S", "-c", "import time; time.sleep(3600)"],
         env={"VICTIM_SECRET": SECRET},
     )
+    # Another process of the sandbox uid, as when other sandboxes run: the layers must hold the
+    # same way whatever that uid's process count is (a low RLIMIT_NPROC set before the uid switch
+    # made execve fail with EAGAIN instead of reaching Landlock).
+    neighbour = subprocess.Popen(["/bin/sleep", "3600"], **_as_sandbox_user())
     tcp = socket.socket()
     tcp.bind(("127.0.0.1", 0))
     tcp.listen(8)
@@ -103,6 +117,8 @@ def host() -> Iterator[Host]:
         unix.close()
         victim.kill()
         victim.wait()
+        neighbour.kill()
+        neighbour.wait()
         shutil.rmtree(outside)
         planted = Path(STDLIB) / PLANTED
         if planted.exists():  # pragma: no cover - only if an attack got through

@@ -3,7 +3,9 @@
 This file is never imported by the host: its text is passed to a fresh interpreter (isolated mode,
 no ``site``, no bytecode, empty environment). It depends on the standard library only. Order:
 
-1. apply rlimits to itself (CPU, address space, open files, processes, file size, no core dumps);
+1. apply the kernel layers the host describes (private mounts, uid, no-new-privs, Landlock,
+   seccomp), then rlimits to itself (CPU, address space, open files, processes, file size, no core
+   dumps);
 2. move the protocol onto private descriptors (fd 0 becomes ``/dev/null``, fd 1 joins stderr, so
    ``print`` output is bounded diagnostics and cannot forge protocol lines by accident);
 3. read exactly one ``workflow.execute`` request (bounded by ``maxMessageBytes``);
@@ -38,7 +40,22 @@ def _bootstrap() -> None:
     use_audit_hook = config["auditHook"]
     max_chars = 2048
 
-    # 1. rlimits (soft = hard; CPU gets one second of grace so SIGXCPU arrives before SIGKILL).
+    # 1. kernel layers (mounts, uid, no_new_privs, Landlock, seccomp): apply_kernel_layers comes
+    # from _child_kernel.py, prepended to this program. A failure ends the child before it reads
+    # the request: the host reports the exit with this message as a protocol error.
+    sandbox = config.get("sandbox")
+    if sandbox is not None:
+        try:
+            apply_kernel_layers(sandbox)  # noqa: F821  # pyright: ignore[reportUndefinedVariable]
+        except OSError as error:
+            sys.stderr.write(f"workflow sandbox setup failed: {error}\n")
+            sys.stderr.flush()
+            os._exit(4)
+
+    # 1b. rlimits (soft = hard; CPU gets one second of grace so SIGXCPU arrives before SIGKILL).
+    # After the uid switch: a low RLIMIT_NPROC in force at setuid time would make the kernel
+    # flag the process and fail a later execve with EAGAIN depending on how many other processes
+    # the sandbox uid has; set afterwards, the limit binds fork/clone only, deterministically.
     def cap(which, soft, hard):
         _, current_hard = resource.getrlimit(which)
         if current_hard != resource.RLIM_INFINITY:
@@ -52,18 +69,6 @@ def _bootstrap() -> None:
     cap(resource.RLIMIT_NOFILE, limits["openFiles"], limits["openFiles"])
     cap(resource.RLIMIT_NPROC, limits["maxProcesses"], limits["maxProcesses"])
     cap(resource.RLIMIT_FSIZE, limits["fileSizeBytes"], limits["fileSizeBytes"])
-
-    # 1b. kernel layers (mounts, uid, no_new_privs, Landlock, seccomp): apply_kernel_layers comes
-    # from _child_kernel.py, prepended to this program. A failure ends the child before it reads
-    # the request: the host reports the exit with this message as a protocol error.
-    sandbox = config.get("sandbox")
-    if sandbox is not None:
-        try:
-            apply_kernel_layers(sandbox)  # noqa: F821  # pyright: ignore[reportUndefinedVariable]
-        except OSError as error:
-            sys.stderr.write(f"workflow sandbox setup failed: {error}\n")
-            sys.stderr.flush()
-            os._exit(4)
 
     # 2. private protocol descriptors.
     proto_in = os.dup(0)
