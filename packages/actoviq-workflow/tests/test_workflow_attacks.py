@@ -31,6 +31,8 @@ from actoviq.workflow import (
     WorkflowProtocolError,
     WorkflowResourceLimitError,
     WorkflowTimeoutError,
+    WorkflowWorkspaceError,
+    read_workspace_file,
 )
 
 ExecutorFactory = Callable[..., ProcessWorkflowExecutorBase]
@@ -38,9 +40,17 @@ AttackError = TypeVar("AttackError", bound=WorkflowExecutorError)
 
 
 async def wait_for_file(path: Path, *, attempts: int = 500) -> str:
-    """Poll until a file the script writes appears (a wait, not a timing assertion)."""
+    """Poll until a file the script writes appears (a wait, not a timing assertion).
+
+    The script's output is read the way hosts should: never through a symlink or a FIFO.
+    """
     for _ in range(attempts):
-        text = path.read_text() if path.exists() else ""  # noqa: ASYNC240 - tiny test file
+        try:
+            text = read_workspace_file(path.parent, path.name).decode()
+        except WorkflowWorkspaceError as error:
+            if error.reason != "missing":
+                raise
+            text = ""
         if text.endswith("\n"):
             return text
         await asyncio.sleep(0.02)
@@ -174,7 +184,7 @@ def main(context):
 """
     result = await executor.execute(request(source, workspace))
     assert result.value == str(workspace.resolve())  # noqa: ASYNC240
-    assert (workspace / "sub" / "out.txt").read_text() == "HELLO"
+    assert read_workspace_file(workspace, "sub/out.txt") == b"HELLO"
 
 
 # --- 3. network ------------------------------------------------------------------------------

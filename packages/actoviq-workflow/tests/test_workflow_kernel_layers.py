@@ -7,6 +7,8 @@ mounts, that nothing leaks to the host.
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import json
 import os
 import shutil
@@ -23,11 +25,12 @@ from actoviq.workflow import (
     SandboxPolicy,
     UntrustedWorkflowRequest,
     WorkflowConfigurationError,
+    bubblewrap_argv,
     resolve_sandbox_user,
 )
 from actoviq.workflow import _sandbox as sandbox_module
 from actoviq.workflow._landlock import build_ruleset, elf_interpreter, landlock_abi
-from actoviq.workflow._lease import lend_workspace
+from actoviq.workflow._lease import check_lendable, lend_workspace
 from actoviq.workflow._sandbox import MountPlan, mount_plan, probe_kernel_layers
 from actoviq.workflow._seccomp import SeccompUnavailableError, seccomp_program
 
@@ -365,3 +368,69 @@ async def test_the_workspace_is_lent_and_given_back(tmp_path: Path) -> None:
         1234,
         1234,
     )
+
+
+@needs_root
+@pytest.mark.parametrize("shared", ["/tmp", "/", "/var"])
+async def test_a_shared_directory_is_never_lent(shared: str) -> None:
+    before = os.stat(shared)
+    async with LocalIsolatedProcessWorkflowExecutor() as executor:
+        request = UntrustedWorkflowRequest(
+            source="def main(c):\n    return 1\n", workspace_dir=shared
+        )
+        with pytest.raises(WorkflowConfigurationError, match="dedicated"):
+            await executor.execute(request)
+        assert executor.active_process_count == 0
+    after = os.stat(shared)
+    assert (after.st_uid, after.st_gid, after.st_mode) == (
+        before.st_uid,
+        before.st_gid,
+        before.st_mode,
+    )
+
+
+def test_a_workspace_holding_the_interpreter_is_refused(open_base: Path) -> None:
+    prefix = open_base / "python"
+    prefix.mkdir()
+    with pytest.raises(WorkflowConfigurationError, match="contains"):
+        check_lendable(str(open_base), protected=(str(prefix),))
+    check_lendable(str(open_base / "job"), protected=(str(prefix),))
+
+
+@needs_root
+async def test_lending_stops_at_mount_points(open_base: Path) -> None:
+    workspace = open_base / "ws"
+    inner = workspace / "mnt"
+    inner.mkdir(parents=True)
+    (open_base / "elsewhere").mkdir()
+    (open_base / "elsewhere" / "host.txt").write_text("host")
+    mount = ["mount", "--bind", str(open_base / "elsewhere"), str(inner)]
+    completed = await asyncio.to_thread(subprocess.run, mount, check=False)
+    if completed.returncode:
+        pytest.skip("bind mounts are not possible here")
+    try:
+        async with lend_workspace(str(workspace), 65534, 65534):
+            assert os.stat(workspace).st_uid == 65534
+            assert os.stat(inner / "host.txt").st_uid == 0  # another file system: not lent
+    finally:
+        await asyncio.to_thread(subprocess.run, ["umount", str(inner)], check=True)
+
+
+def test_bubblewrap_argv_for_a_root_host_and_for_a_user() -> None:
+    command = ["python3", "-c", "pass"]
+    joined = bubblewrap_argv(
+        "bwrap", python=PYTHON, workspace="/srv/ws", command=command, userns_fd=7, seccomp_fd=9
+    )
+    assert joined[:3] == ["bwrap", "--userns", "7"]
+    assert "--unshare-user" not in joined  # the prepared namespace maps 1000 to the sandbox uid
+    assert joined[joined.index("--seccomp") + 1] == "9"
+    assert joined[joined.index("--cap-drop") + 1] == "ALL"
+    assert joined.count("--cap-add") == 2
+    assert ("--remount-ro", "/dev") in itertools.pairwise(joined)
+    assert joined[-len(command) :] == command
+    plain = bubblewrap_argv("bwrap", python=PYTHON, workspace="/srv/ws", command=command)
+    assert {"--unshare-user", "--disable-userns", "--unshare-pid", "--unshare-net"} <= set(plain)
+    assert plain[plain.index("--uid") + 1] == plain[plain.index("--gid") + 1] == "1000"
+    assert "--seccomp" not in plain
+    assert plain[plain.index("--bind") + 1 : plain.index("--bind") + 3] == ["/srv/ws", "/srv/ws"]
+    assert ("--dir", "/srv") in itertools.pairwise(plain)  # bwrap would make it 0700

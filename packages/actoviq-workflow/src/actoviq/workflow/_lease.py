@@ -13,15 +13,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import stat
 import threading
 from collections.abc import AsyncGenerator, Callable
+from typing import Final
 
 import attrs
 
 from actoviq.workflow.errors import WorkflowConfigurationError
 
-__all__ = ["lend_workspace"]
+__all__ = ["SHARED_DIRECTORIES", "check_lendable", "lend_workspace"]
 
 
 @attrs.define
@@ -37,17 +39,48 @@ _leases: dict[str, _Lease] = {}
 _lock = threading.Lock()
 
 
+def _mount_points_below(root: str) -> frozenset[str]:
+    """Mount points strictly below ``root`` (bind mounts keep ``st_dev``, so ask the kernel)."""
+    prefix = root.rstrip("/") + "/"
+    found: set[str] = set()
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as table:
+            for line in table:
+                fields = line.split(" ")
+                if len(fields) > 4:
+                    point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+                    if point.startswith(prefix):
+                        found.add(point)
+    except OSError:
+        pass
+    return frozenset(found)
+
+
 def _walk(root: str, visit: Callable[[int | None, str, os.stat_result], None]) -> None:
-    """Call ``visit(dir_fd, name, info)`` for the root (dir_fd None) and every entry below it."""
-    call = visit
-    call(None, root, os.stat(root, follow_symlinks=False))
-    for _, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False):
-        for name in (*dirnames, *filenames):
+    """Call ``visit(dir_fd, name, info)`` for the root (dir_fd None) and every entry below it.
+
+    Never follows symlinks and never descends into anything mounted below the root.
+    """
+    top = os.stat(root, follow_symlinks=False)
+    mounts = _mount_points_below(root)
+    visit(None, root, top)
+    for dirpath, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False):
+        for name in list(dirnames):
+            try:
+                info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                dirnames.remove(name)
+                continue
+            if info.st_dev != top.st_dev or os.path.join(dirpath, name) in mounts:
+                dirnames.remove(name)  # another mount: not part of the workspace's tree
+                continue
+            visit(dir_fd, name, info)
+        for name in filenames:
             try:
                 info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             except FileNotFoundError:
                 continue
-            call(dir_fd, name, info)
+            visit(dir_fd, name, info)
 
 
 def _lendable(info: os.stat_result) -> bool:
@@ -90,6 +123,50 @@ def _give_back(root: str, lease: _Lease) -> None:
     _walk(root, visit)
 
 
+SHARED_DIRECTORIES: Final = (
+    "/",
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/home",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/media",
+    "/mnt",
+    "/opt",
+    "/proc",
+    "/root",
+    "/run",
+    "/sbin",
+    "/srv",
+    "/sys",
+    "/tmp",
+    "/usr",
+    "/var",
+    "/var/tmp",
+    "/dev/shm",
+)
+"""Never lent (nor any directory that contains one of them or the interpreter)."""
+
+
+def check_lendable(root: str, *, protected: tuple[str, ...] = ()) -> None:
+    """Refuse a workspace whose tree holds system or shared directories.
+
+    Raises:
+        WorkflowConfigurationError: ``root`` is one of :data:`SHARED_DIRECTORIES`, or contains
+            one of them or a ``protected`` path (the interpreter prefix).
+    """
+    prefix = root.rstrip("/") + "/"
+    for path in (*SHARED_DIRECTORIES, *protected):
+        if path == root or path.startswith(prefix) or root == "/":
+            raise WorkflowConfigurationError(
+                f"workspaceDir {root} contains {path}: a sandbox workspace must be a dedicated "
+                "directory (its whole tree is handed to the sandbox user for the run)."
+            )
+
+
 def _acquire(root: str, uid: int, gid: int) -> None:
     with _lock:
         lease = _leases.get(root)
@@ -120,13 +197,17 @@ def _release(root: str) -> None:
 
 
 @contextlib.asynccontextmanager
-async def lend_workspace(root: str, uid: int, gid: int) -> AsyncGenerator[None]:
+async def lend_workspace(
+    root: str, uid: int, gid: int, *, protected: tuple[str, ...] = ()
+) -> AsyncGenerator[None]:
     """Own ``root`` as ``uid``/``gid`` for the duration of the block (see the module docs).
 
     Raises:
-        WorkflowConfigurationError: the workspace cannot be chowned (e.g. a file system without
-            ownership), or it is lent to another uid right now.
+        WorkflowConfigurationError: the workspace holds a system directory or ``protected``
+            path, cannot be chowned (e.g. a file system without ownership), or is lent to
+            another uid right now.
     """
+    check_lendable(root, protected=protected)
     await asyncio.to_thread(_acquire, root, uid, gid)
     try:
         yield

@@ -31,6 +31,7 @@ from types import TracebackType
 from typing import Any
 
 from actoviq.core import JsonValue, JsonValueError
+from actoviq.workflow._landlock import python_prefix
 from actoviq.workflow._lease import lend_workspace
 from actoviq.workflow._process import (
     ChildRun,
@@ -168,7 +169,8 @@ class ProcessWorkflowExecutorBase:
         if owner is None or not self._policy.lend_workspace:
             yield
             return
-        async with lend_workspace(workspace, owner[0], owner[1]):
+        prefix = python_prefix(self._python)
+        async with lend_workspace(workspace, owner[0], owner[1], protected=(prefix,)):
             yield
 
     async def execute(self, request: WorkflowExecutionRequest) -> WorkflowExecutionResult:
