@@ -8,6 +8,7 @@ mounts, that nothing leaks to the host.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -15,8 +16,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,9 +31,10 @@ from actoviq.workflow import (
     resolve_sandbox_user,
 )
 from actoviq.workflow import _sandbox as sandbox_module
+from actoviq.workflow import local_process as local_process_module
 from actoviq.workflow._landlock import build_ruleset, elf_interpreter, landlock_abi
 from actoviq.workflow._lease import check_lendable, lend_workspace
-from actoviq.workflow._sandbox import MountPlan, mount_plan, probe_kernel_layers
+from actoviq.workflow._sandbox import ChildKernel, MountPlan, mount_plan, probe_kernel_layers
 from actoviq.workflow._seccomp import SeccompUnavailableError, seccomp_program
 
 from .conftest import LOCAL_AVAILABLE, LOCAL_REASON
@@ -434,3 +437,25 @@ def test_bubblewrap_argv_for_a_root_host_and_for_a_user() -> None:
     assert "--seccomp" not in plain
     assert plain[plain.index("--bind") + 1 : plain.index("--bind") + 3] == ["/srv/ws", "/srv/ws"]
     assert ("--dir", "/srv") in itertools.pairwise(plain)  # bwrap would make it 0700
+
+
+@needs_layers
+async def test_a_child_that_cannot_enter_its_layers_fails_closed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    original = sandbox_module.child_kernel_spec
+
+    @contextlib.contextmanager
+    def broken(*args: Any, **kwargs: Any) -> Generator[ChildKernel]:
+        with original(*args, **kwargs) as kernel:
+            spec = {**kernel.spec, "landlockFd": 987}  # a descriptor the child does not have
+            yield ChildKernel(spec=spec, pass_fds=kernel.pass_fds)
+
+    monkeypatch.setattr(local_process_module, "child_kernel_spec", broken)
+    async with LocalIsolatedProcessWorkflowExecutor() as executor:
+        request = UntrustedWorkflowRequest(
+            source="def main(context):\n    return 'ran'\n", workspace_dir=str(tmp_path)
+        )
+        with pytest.raises(WorkflowConfigurationError, match="could not be set up"):
+            await executor.execute(request)
+        assert executor.active_process_count == 0

@@ -72,6 +72,8 @@ standard library is imported."""
 
 _EXIT_GRACE_SECONDS: Final = 1.0
 _REPORTED_SIGNALS: Final = (signals.SIGXCPU, signals.SIGXFSZ, signals.SIGSYS)
+_SETUP_FAILED_EXIT: Final = 4  # the bootstrap's exit when apply_kernel_layers fails
+_SETUP_FAILED_PREFIX: Final = "workflow sandbox setup failed:"
 _MAX_QUEUED_LINES: Final = 8
 
 
@@ -483,6 +485,12 @@ async def _exit_error(protocol: _ChildProtocol) -> WorkflowExecutorError:
         return protocol.failure
     transport = protocol.transport
     code = transport.get_returncode() if transport is not None else None
+    diagnostics = protocol.stderr.text
+    if code == _SETUP_FAILED_EXIT and diagnostics.startswith(_SETUP_FAILED_PREFIX):
+        # The child could not enter its kernel layers: fail closed, as a configuration problem.
+        return WorkflowConfigurationError(
+            f"The workflow sandbox could not be set up here: {diagnostics.strip()[:500]}"
+        )
     if code is not None and code > 128 and code - 128 in _REPORTED_SIGNALS:
         code = 128 - code  # bwrap's PID 1 reports a signalled child as 128 + signal
     if code is not None and code < 0:
