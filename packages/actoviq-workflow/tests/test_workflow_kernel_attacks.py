@@ -351,6 +351,12 @@ ROWS: dict[str, Row] = {
         KERNEL,
         KERNEL,
     ),
+    "leave-the-process-group": Row(
+        "import os\ndef main(c):\n    os.setsid()\n",
+        None,
+        KERNEL,
+        KERNEL,
+    ),
     "kill-the-host": Row(
         "import os, signal\ndef main(c):\n    os.kill(c['input']['victim'], signal.SIGKILL)\n",
         HOOK,

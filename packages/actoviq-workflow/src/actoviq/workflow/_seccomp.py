@@ -36,6 +36,9 @@ DENIED_SYSCALLS: Final = (
     "ioprio_set",
     "migrate_pages",
     "move_pages",
+    # leaving the process group the host kills as a whole on every settle
+    "setsid",
+    "setpgid",
     # device nodes and FIFOs
     "mknod",
     "mknodat",
