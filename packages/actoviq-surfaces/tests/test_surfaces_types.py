@@ -131,3 +131,18 @@ def test_everything_we_project_matches_the_schema() -> None:
 def test_published_schema_is_current() -> None:
     published = json.loads(PUBLISHED.read_text("utf-8"))
     assert published == surface_semantic_event_json_schema(), "run `make docs`"
+
+
+@pytest.mark.parametrize("data", [{"x": float("nan")}, {"x": {1, 2}}, {"x": b"raw"}])
+def test_wire_data_must_be_strict_json(data: dict[str, Any]) -> None:
+    wire = {**surface_event_to_json(_event()), "data": data}
+    with pytest.raises(SurfaceEventValidationError):
+        surface_event_from_json(wire)
+
+
+def test_constructor_refuses_unknown_types_typed() -> None:
+    with pytest.raises(SurfaceEventValidationError):
+        _event(type="text.bogus")
+    with pytest.raises(SurfaceEventValidationError):
+        _event(category=3)
+    assert _event(type="tool.started", category="tool").type is SurfaceSemanticType.TOOL_STARTED

@@ -28,6 +28,8 @@ import attrs
 from actoviq.core import (
     JsonObject,
     JsonValue,
+    JsonValueError,
+    assert_json_value,
     converter,
     loads_strict,
 )
@@ -156,6 +158,28 @@ def _data(instance: object, attribute: attrs.Attribute[Any], value: object) -> N
         )
 
 
+def _semantic_type(value: object) -> SurfaceSemanticType:
+    if isinstance(value, str) and value in _TYPE_VALUES:
+        return SurfaceSemanticType(value)
+    raise SurfaceEventValidationError(
+        f"SurfaceSemanticEvent.type {value!r} is not a known semantic type.",
+        details={"field": "type"},
+    )
+
+
+def _semantic_category(value: object) -> SurfaceSemanticCategory:
+    if isinstance(value, str) and value in _CATEGORY_VALUES:
+        return SurfaceSemanticCategory(value)
+    raise SurfaceEventValidationError(
+        f"SurfaceSemanticEvent.category {value!r} is not a known category.",
+        details={"field": "category"},
+    )
+
+
+_TYPE_VALUES: Final = frozenset(member.value for member in SurfaceSemanticType)
+_CATEGORY_VALUES: Final = frozenset(member.value for member in SurfaceSemanticCategory)
+
+
 @attrs.frozen(kw_only=True, slots=True)
 class SurfaceSemanticEvent:
     """One semantic event (frozen; ``data`` is a plain dict owned by this event).
@@ -189,8 +213,8 @@ class SurfaceSemanticEvent:
     span_id: str = attrs.field(validator=_text)
     parent_span_id: str | None = attrs.field(default=None, validator=_opt_text)
     timestamp: str = attrs.field(validator=_text)
-    type: SurfaceSemanticType = attrs.field(converter=SurfaceSemanticType)
-    category: SurfaceSemanticCategory = attrs.field(converter=SurfaceSemanticCategory)
+    type: SurfaceSemanticType = attrs.field(converter=_semantic_type)
+    category: SurfaceSemanticCategory = attrs.field(converter=_semantic_category)
     phase: str = attrs.field(validator=_text)
     data: JsonObject = attrs.field(factory=lambda: {}, validator=_data, repr=False)
 
@@ -344,13 +368,10 @@ def _structure(mapping: dict[str, Any]) -> SurfaceSemanticEvent:
                 f"SurfaceSemanticEvent has an unknown field {key!r}.", details={"field": key}
             )
         kwargs[attr] = value
-    for attr, enum_type in (("type", SurfaceSemanticType), ("category", SurfaceSemanticCategory)):
-        value = kwargs[attr]
-        if not isinstance(value, str) or value not in enum_type.__members__.values():
-            raise SurfaceEventValidationError(
-                f"SurfaceSemanticEvent.{attr} {value!r} is not a known {attr}.",
-                details={"field": attr},
-            )
+    try:
+        assert_json_value(kwargs["data"], "SurfaceSemanticEvent.data")
+    except JsonValueError as error:
+        raise SurfaceEventValidationError(error.message, details={"field": "data"}) from None
     return SurfaceSemanticEvent(**kwargs)
 
 
