@@ -25,7 +25,7 @@ Example:
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import deque
 from typing import Any, Final, cast
 
 import attrs
@@ -117,6 +117,7 @@ class RunEventSemanticProjector:
         "_children",
         "_mapping",
         "_options",
+        "_order",
         "_redact_text",
         "_redactor",
         "_runs",
@@ -133,8 +134,10 @@ class RunEventSemanticProjector:
             max_snapshot_chars=self._options.max_snapshot_chars,
             raw_tool_input_deltas=self._options.raw_tool_input_deltas,
         )
-        # The identity window: the last ``dedupe_window_size`` source events, oldest first.
-        self._seen: OrderedDict[str, RunEvent] = OrderedDict()
+        # The identity window: the last ``dedupe_window_size`` source events by id, with their
+        # ids in arrival order for FIFO eviction (a dict + deque beats an OrderedDict here).
+        self._seen: dict[str, RunEvent] = {}
+        self._order: deque[str] = deque()
         self._window_size = self._options.dedupe_window_size
         self._redact_text = self._redactor.redact_text
         self._runs: dict[str, RunState] = {}
@@ -148,6 +151,7 @@ class RunEventSemanticProjector:
     def reset(self) -> None:
         """Forget every run, child link and identity."""
         self._seen.clear()
+        self._order.clear()
         self._runs.clear()
         self._children.clear()
 
@@ -267,9 +271,11 @@ class RunEventSemanticProjector:
 
     def _commit(self, event: RunEvent, run: RunState) -> None:
         seen = self._seen
+        order = self._order
         seen[event.event_id] = event
-        if len(seen) > self._window_size:
-            seen.popitem(last=False)
+        order.append(event.event_id)
+        if len(order) > self._window_size:
+            del seen[order.popleft()]
         run.last_sequence = event.sequence
         runs = self._runs
         run_id = event.run_id
@@ -391,9 +397,11 @@ class RunEventSemanticProjector:
         delta = self._redact_text(delta)
         if run.last_sequence:  # a known run: commit inline
             seen = self._seen
+            order = self._order
             seen[event.event_id] = event
-            if len(seen) > self._window_size:
-                seen.popitem(last=False)
+            order.append(event.event_id)
+            if len(order) > self._window_size:
+                del seen[order.popleft()]
             run.last_sequence = event.sequence
         else:
             self._commit(event, run)
