@@ -78,6 +78,7 @@ from actoviq.runtime.middleware import (
 )
 from actoviq.runtime.runtime import (
     DEFAULT_MAX_CONCURRENT_RUNS,
+    DEFAULT_MAX_TOOL_THREADS,
     AgentInput,
     AgentRuntime,
 )
@@ -197,6 +198,7 @@ from actoviq.runtime.tools import (
     reconciliation_interruption_id,
     reconciliation_result,
     run_in_call_order,
+    runs_on_loop,
     schema_from_type,
     settled_state,
     success_result,
@@ -210,6 +212,7 @@ __all__ = [
     "AUDIT_ONLY_KINDS",
     "CHECKPOINT_STATUSES",
     "DEFAULT_MAX_CONCURRENT_RUNS",
+    "DEFAULT_MAX_TOOL_THREADS",
     "DEFAULT_TENANT_ID",
     "DROPPED_EVENT_TYPE",
     "DURABLE_CHILD_STATUSES",
@@ -373,6 +376,7 @@ __all__ = [
     "reconciliation_interruption_id",
     "reconciliation_result",
     "run_in_call_order",
+    "runs_on_loop",
     "schema_from_type",
     "settled_state",
     "success_result",

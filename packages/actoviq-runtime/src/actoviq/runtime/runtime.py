@@ -12,8 +12,10 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any, Final, Self, Unpack
 
@@ -81,9 +83,11 @@ from actoviq.runtime.tools import (
     ToolRunner,
 )
 
-__all__ = ["DEFAULT_MAX_CONCURRENT_RUNS", "AgentInput", "AgentRuntime"]
+__all__ = ["DEFAULT_MAX_CONCURRENT_RUNS", "DEFAULT_MAX_TOOL_THREADS", "AgentInput", "AgentRuntime"]
 
 DEFAULT_MAX_CONCURRENT_RUNS: Final = 64
+DEFAULT_MAX_TOOL_THREADS: Final = min(32, (os.cpu_count() or 1) + 4)
+"""Worker threads for plain (non-``async``) tools: the size of asyncio's default executor."""
 _MAX_SAFE: Final = 2**53 - 1
 _new_run_id: Final = RandomIdFactory().event_id  # UUIDv4 text, like str(uuid.uuid4())
 
@@ -118,6 +122,11 @@ class AgentRuntime:
         max_concurrent_runs: run permits (FIFO).
         stream_buffer_policy: ``"drop-deltas"`` or ``"block"`` for stream handles.
         tool_error_formatter: formats tool failures for the model.
+        max_tool_threads: the worker threads plain (non-``async``) tools run in, so they never
+            block the event loop (a bounded pool owned by the runtime, shut down by
+            :meth:`close`). ``async def`` tools run on the loop. ``timeout_ms`` holds for both:
+            a timed-out plain tool's thread finishes on its own and its result is discarded (a
+            side effect becomes ``unknown``); context variables reach the thread.
         ids: id factory (trace, span and event ids); inject a deterministic one in tests.
         clock: event timestamp clock.
 
@@ -147,6 +156,7 @@ class AgentRuntime:
         max_concurrent_runs: int = DEFAULT_MAX_CONCURRENT_RUNS,
         stream_buffer_policy: BufferPolicy = "drop-deltas",
         tool_error_formatter: ToolErrorFormatter | None = None,
+        max_tool_threads: int = DEFAULT_MAX_TOOL_THREADS,
         ids: IdFactory | None = None,
         clock: Clock | None = None,
     ) -> None:
@@ -156,6 +166,8 @@ class AgentRuntime:
             or max_concurrent_runs > _MAX_SAFE
         ):
             raise RuntimeConfigurationError("maxConcurrentRuns must be a positive safe integer.")
+        if type(max_tool_threads) is not int or not 1 <= max_tool_threads <= 1024:
+            raise RuntimeConfigurationError("maxToolThreads must be an int between 1 and 1024.")
         if (
             type(checkpoint_lease_ms) is not int
             or checkpoint_lease_ms < 1
@@ -187,11 +199,19 @@ class AgentRuntime:
         self.default_limits: RunLimits = DEFAULT_RUN_LIMITS.merged(default_limits)
         self._default_model = default_model if default_model is not None else models.default_model
         self._ids = ids if ids is not None else RandomIdFactory()
+        self._tool_threads = ThreadPoolExecutor(
+            max_workers=max_tool_threads, thread_name_prefix="actoviq-tool"
+        )
         self._parts = RuntimeParts(
             runtime=self,
             models=models,
             tools=self.tools,
-            runner=ToolRunner(self.tools, policy=tool_policy, error_formatter=tool_error_formatter),
+            runner=ToolRunner(
+                self.tools,
+                policy=tool_policy,
+                error_formatter=tool_error_formatter,
+                executor=self._tool_threads,
+            ),
             policy_configured=tool_policy is not None,
             services=self.services,
             dispatcher=self.dispatcher,
@@ -468,7 +488,9 @@ class AgentRuntime:
     async def close(self) -> None:
         """Cancel runs (awaited), then close sinks, services and models, in that order.
 
-        Idempotent. Runs in progress end ``cancelled``.
+        Idempotent. Runs in progress end ``cancelled``. The tool thread pool is shut down
+        without waiting: a plain tool still running (it cannot be interrupted) finishes in its
+        thread and its result is discarded.
 
         Raises:
             ExceptionGroup: "AgentRuntime close failed." with every close failure.
@@ -482,6 +504,7 @@ class AgentRuntime:
         tasks = {execution.task for execution in executions if execution.task is not None}
         if tasks:
             await asyncio.wait(tasks)
+        self._tool_threads.shutdown(wait=False, cancel_futures=True)
         errors: list[Exception] = []
         for closer in (self.dispatcher.aclose, self.services.close, self.models.aclose):
             try:

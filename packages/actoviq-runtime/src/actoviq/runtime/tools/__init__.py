@@ -57,6 +57,7 @@ from actoviq.runtime.tools.runner import (
     epoch_ms,
     is_parallel_safe,
     run_in_call_order,
+    runs_on_loop,
     to_tool_json,
 )
 from actoviq.runtime.tools.schema import (
@@ -132,6 +133,7 @@ __all__ = [
     "reconciliation_interruption_id",
     "reconciliation_result",
     "run_in_call_order",
+    "runs_on_loop",
     "schema_from_type",
     "settled_state",
     "success_result",

@@ -175,12 +175,30 @@ def _build_tool(
         except Exception as error:
             raise ToolInputInvalidError([f"$: {error}"]) from error
 
-    def execute(ctx: ToolExecutionContext, parsed: Any) -> Any:
+    def arguments(ctx: ToolExecutionContext, parsed: Any) -> tuple[list[Any], dict[str, Any]]:
         kwargs = dict(typing.cast(dict[str, Any], parsed))
         args = [kwargs.pop(key) for key in positional if key in kwargs]
         if context_param is not None:
             kwargs[context_param] = ctx
-        return fn(*args, **kwargs)
+        return args, kwargs
+
+    # An async function stays a coroutine function (it runs on the event loop); a plain one
+    # stays plain, so the runner runs it in a worker thread (D10: plain tools never block).
+    execute: Callable[[ToolExecutionContext, Any], Any]
+    if inspect.iscoroutinefunction(fn):
+
+        async def execute_async(ctx: ToolExecutionContext, parsed: Any) -> Any:
+            args, kwargs = arguments(ctx, parsed)
+            return await fn(*args, **kwargs)
+
+        execute = execute_async
+    else:
+
+        def execute_plain(ctx: ToolExecutionContext, parsed: Any) -> Any:
+            args, kwargs = arguments(ctx, parsed)
+            return fn(*args, **kwargs)
+
+        execute = execute_plain
 
     descriptor = ToolDescriptor(
         name=tool_name,

@@ -15,11 +15,13 @@ call order.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import enum
 import inspect
 import sys
 import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
+from concurrent.futures import Executor
 from typing import Any, TypeVar, cast
 
 import attrs
@@ -57,6 +59,7 @@ __all__ = [
     "epoch_ms",
     "is_parallel_safe",
     "run_in_call_order",
+    "runs_on_loop",
     "to_tool_json",
 ]
 
@@ -96,6 +99,8 @@ class ToolRunner:
         policy: an optional policy; it can only tighten (``requires_approval`` still applies).
         error_formatter: formats failures for the model (default ``"<kind>: <message>"``).
         clock: epoch-milliseconds clock used for deadlines (tests inject one).
+        executor: the worker threads plain (non-``async``) tools run in (default: the event
+            loop's default executor). ``AgentRuntime`` passes its own bounded pool.
     """
 
     def __init__(
@@ -105,11 +110,18 @@ class ToolRunner:
         policy: ToolPolicy | None = None,
         error_formatter: ToolErrorFormatter | None = None,
         clock: Callable[[], float] = epoch_ms,
+        executor: Executor | None = None,
     ) -> None:
         self.registry = registry
         self.policy = policy
         self.error_formatter = error_formatter
         self._clock = clock
+        self._executor = executor
+
+    @property
+    def executor(self) -> Executor | None:
+        """The executor plain tools run in (None: the event loop's default one)."""
+        return self._executor
 
     def format_failure(self, error: ToolExecutionError | ToolFailure) -> str:
         """Format ``error`` with the configured formatter (or the default)."""
@@ -234,14 +246,10 @@ class ToolRunner:
         scope = None if when is None else asyncio.timeout_at(when)
         try:
             if scope is None:
-                result = prepared.tool.execute(call_ctx, prepared.input)
-                if inspect.isawaitable(result):
-                    result = await cast(Awaitable[object], result)
+                result = await self._call(prepared, call_ctx)
             else:
                 async with scope:
-                    result = prepared.tool.execute(call_ctx, prepared.input)
-                    if inspect.isawaitable(result):
-                        result = await cast(Awaitable[object], result)
+                    result = await self._call(prepared, call_ctx)
         except (ToolExecutionError, ToolInterruptionRequiredError):
             raise
         except TimeoutError as error:
@@ -266,6 +274,28 @@ class ToolRunner:
         finally:
             remove()
         return self._normalize(prepared, result)
+
+    async def _call(self, prepared: PreparedToolCall, ctx: ToolExecutionContext) -> object:
+        """Run ``execute``: a coroutine function on the loop, anything else in a worker thread.
+
+        The thread runs in a copy of the caller's context (context variables, the trace). If the
+        await is abandoned (timeout, cancellation) the thread finishes on its own and its result
+        is discarded; the tool's ``ctx.signal`` is aborted so a cooperative tool can stop early.
+        """
+        execute = prepared.tool.execute
+        if runs_on_loop(execute):
+            result = execute(ctx, prepared.input)
+        else:
+            context = contextvars.copy_context()
+            arguments = prepared.input
+
+            def call() -> object:
+                return context.run(execute, ctx, arguments)
+
+            result = await asyncio.get_running_loop().run_in_executor(self._executor, call)
+        if inspect.isawaitable(result):
+            result = await cast(Awaitable[object], result)
+        return result
 
     def _expiry(self, prepared: PreparedToolCall) -> float | None:
         candidates: list[float] = []
@@ -321,6 +351,18 @@ def to_tool_json(value: object) -> object:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return to_tool_json(dataclasses.asdict(value))
     return value
+
+
+def runs_on_loop(execute: Callable[..., object]) -> bool:
+    """Whether ``execute`` is a coroutine function (it runs on the event loop, not in a thread).
+
+    True for ``async def`` functions, partials of them and objects with an ``async def
+    __call__``; everything else is a plain function and runs in a worker thread.
+    """
+    if inspect.iscoroutinefunction(execute):
+        return True
+    call = getattr(type(execute), "__call__", None)  # noqa: B004 - the class's own __call__
+    return call is not None and inspect.iscoroutinefunction(call)
 
 
 def _approved(ctx: ToolExecutionContext, decision: InterruptDecision) -> bool:
