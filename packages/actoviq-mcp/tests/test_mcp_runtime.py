@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mcp_testkit import (
     agent,
@@ -19,7 +19,15 @@ from mcp_testkit import (
 
 from actoviq.core import ImageItem, TextItem, ToolResultItem, item_from_json
 from actoviq.mcp import mcp_tools
-from actoviq.runtime import InterruptionDecision, PendingToolState, SerializedRunState
+from actoviq.runtime import (
+    AllowDecision,
+    DenyDecision,
+    InterruptionDecision,
+    PendingToolState,
+    SerializedRunState,
+    ToolAuthorizationRequest,
+    ToolDecision,
+)
 
 
 def _results(items: Any) -> dict[str, ToolResultItem]:
@@ -210,15 +218,22 @@ async def test_parallel_read_calls_share_one_connection(tmp_path: Path) -> None:
     assert len(events_named(ledger, "start")) == 1
 
 
-async def test_unknown_tool_on_the_server_is_not_found(tmp_path: Path) -> None:
-    async with toolbox(tmp_path / "l.jsonl") as server:
-        toolset = await mcp_tools(server, include=["lookup"])
-        toolset._offered.discard("lookup")  # pyright: ignore[reportPrivateUsage]
-        provider = scripted(tool_turn(call("c1", "lookup", key="k")), "done")
-        async with runtime_with(provider, tools=toolset) as runtime:
-            result = await runtime.run(agent(toolset.names()), "x")
+async def test_a_tool_the_server_removed_answers_not_found(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    provider = scripted(tool_turn(call("c1", "touch", name="x")), "done")
+    async with runtime_with(provider) as runtime:
+        server = toolbox(ledger).attach(runtime)
+        toolset = await mcp_tools(server, registry=runtime.tools, approval=False)
+        spec = agent(toolset.names())  # built while the server still offered "touch"
+        before = toolset.version
+        await server.call_tool("shrink", {"name": "touch"})
+        await toolset.wait_for_change(before, timeout_ms=20_000)
+        assert "touch" not in toolset.names() and toolset.get("touch") is None
+        assert runtime.tools.has("touch")  # a registry cannot forget a tool
+        result = await runtime.run(spec, "touch it")
     output = _results(result.items)["c1"].output
     assert isinstance(output, dict) and output["kind"] == "not_found"
+    assert events_named(ledger, "touch") == []
 
 
 async def test_concurrent_first_use_starts_one_server(tmp_path: Path) -> None:
@@ -228,3 +243,34 @@ async def test_concurrent_first_use_starts_one_server(tmp_path: Path) -> None:
             *(server.call_tool("lookup", {"key": str(i)}) for i in range(5))
         )
     assert len(answers) == 5 and len(events_named(ledger, "start")) == 1
+
+
+class _NoWritesToToolbox:
+    """A host policy that reads the MCP origin from the descriptor metadata."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+
+    def authorize(self, request: ToolAuthorizationRequest) -> ToolDecision:
+        metadata = request.tool.metadata or {}
+        origin = cast(dict[str, Any], metadata.get("mcp", {}))
+        self.seen.append((str(origin.get("server")), request.tool.effect))
+        if origin.get("server") == "toolbox_server" and request.tool.effect != "read":
+            return DenyDecision(reason="no writes to the toolbox")
+        return AllowDecision()
+
+
+async def test_a_runtime_policy_sees_mcp_tools_like_local_ones(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    policy = _NoWritesToToolbox()
+    provider = scripted(
+        tool_turn(call("c1", "put", key="k", value="v"), call("c2", "lookup", key="k")), "ok"
+    )
+    async with runtime_with(provider, tool_policy=policy) as runtime:
+        toolset = await mcp_tools(toolbox(ledger).attach(runtime), registry=runtime.tools)
+        result = await runtime.run(agent(toolset.names()), "write then read")
+    results = _results(result.items)
+    assert results["c1"].status == "error" and results["c1"].output["kind"] == "denied"  # type: ignore[index,call-overload]
+    assert results["c2"].output == {"result": "missing"}
+    assert policy.seen == [("toolbox_server", "idempotent-write"), ("toolbox_server", "read")]
+    assert events_named(ledger, "put") == []

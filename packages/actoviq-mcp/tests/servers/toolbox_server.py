@@ -177,6 +177,15 @@ def header(name: str, ctx: Context[Any]) -> str:
     return headers.get(name, "absent")
 
 
+@app.tool(annotations=ToolAnnotations(read_only_hint=True))
+async def shrink(name: str, ctx: Context[Any]) -> str:
+    """Remove tool ``name`` and announce the change (both protocol eras)."""
+    app.remove_tool(name)
+    await ctx.session.send_tool_list_changed()
+    await ctx.notify_tools_changed()
+    return f"removed {name}"
+
+
 @app.resource("notes://today", mime_type="text/markdown")
 def today() -> str:
     """Today's notes."""

@@ -93,7 +93,8 @@ class McpToolset(Sequence[RuntimeTool]):
 
     Built by :func:`mcp_tools`. After :meth:`register`, tools that appear later (the server sent
     ``tools/list_changed``) are registered in the same registry; a tool the server no longer
-    offers fails with ``not_found`` when called. An agent still calls only the tools its
+    offers leaves this sequence and :meth:`names` (it stays registered, since a registry cannot
+    forget a tool) and fails with ``not_found`` when called. An agent still calls only the tools its
     ``AgentSpec.tools`` names (see :meth:`names`).
     """
 
@@ -117,7 +118,8 @@ class McpToolset(Sequence[RuntimeTool]):
         self._approval = approval
         self._trust = trust_annotations
         self._timeout_ms = timeout_ms
-        self._tools: dict[str, RuntimeTool] = {}
+        self._tools: dict[str, RuntimeTool] = {}  # every tool built so far (registries keep them)
+        self._current: tuple[RuntimeTool, ...] = ()  # the ones the server offers now, in order
         self._mcp_names: dict[str, str] = {}
         self._offered: set[str] = set()
         self._registries: list[ToolRegistry] = []
@@ -131,24 +133,24 @@ class McpToolset(Sequence[RuntimeTool]):
     @overload
     def __getitem__(self, index: slice) -> Sequence[RuntimeTool]: ...
     def __getitem__(self, index: int | slice) -> RuntimeTool | Sequence[RuntimeTool]:
-        return tuple(self._tools.values())[index]
+        return self._current[index]
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self._current)
 
     def __iter__(self) -> Iterator[RuntimeTool]:
-        return iter(tuple(self._tools.values()))
+        return iter(self._current)
 
     def __repr__(self) -> str:
-        return f"McpToolset(server={self.server.name!r}, tools={list(self._tools)!r})"
+        return f"McpToolset(server={self.server.name!r}, tools={list(self.names())!r})"
 
     def names(self) -> tuple[str, ...]:
-        """The runtime tool names, in the server's order (for ``AgentSpec(tools=...)``)."""
-        return tuple(self._tools)
+        """The names of the tools the server offers now, in its order (for ``AgentSpec.tools``)."""
+        return tuple(tool.name for tool in self._current)
 
     def get(self, name: str) -> RuntimeTool | None:
-        """The runtime tool called ``name`` (prefix included), or None."""
-        return self._tools.get(name)
+        """The offered runtime tool called ``name`` (prefix included), or None."""
+        return next((tool for tool in self._current if tool.name == name), None)
 
     def mcp_name(self, name: str) -> str | None:
         """The server's name for runtime tool ``name``."""
@@ -222,6 +224,7 @@ class McpToolset(Sequence[RuntimeTool]):
             existing = self._tools.get(name)
             built[name] = existing if existing is not None else self._build(mcp_tool, name)
         added = [tool for name, tool in built.items() if name not in self._tools]
+        self._current = tuple(built.values())
         for name, tool in self._tools.items():
             built.setdefault(name, tool)  # removed tools stay registered; calls get not_found
             names.setdefault(name, self._mcp_names[name])
