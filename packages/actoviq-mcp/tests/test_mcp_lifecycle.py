@@ -153,6 +153,7 @@ async def test_a_process_that_is_not_mcp_fails_within_the_connect_timeout(tmp_pa
         lambda: McpServer.http("http://127.0.0.1:9/mcp", headers={"": "x"}),
         lambda: McpServer.stdio("python", name=" "),
         lambda: McpServer.stdio("python", connect_timeout_ms=float("inf")),
+        lambda: McpServer.stdio("python", mode="modern"),
     ],
 )
 def test_bad_configuration_is_typed(build: object) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final, Literal, Self, TextIO, TypedDict, Unpack, cast
@@ -133,8 +134,12 @@ class McpServer:
         if not isinstance(name, str) or not name.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
             raise McpConfigurationError("McpServer name must be a non-empty string.")
         mode = options.get("mode", "auto")
-        if not isinstance(mode, str) or not mode:  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise McpConfigurationError('McpServer mode must be "auto", "legacy" or a version.')
+        if not isinstance(mode, str) or not (  # pyright: ignore[reportUnnecessaryIsInstance]
+            mode in ("auto", "legacy") or re.fullmatch(r"\d{4}-\d{2}-\d{2}", mode)
+        ):
+            raise McpConfigurationError(
+                f'McpServer mode must be "auto", "legacy" or a protocol version; got {mode!r}.'
+            )
         restart = options.get("restart")
         if restart is not None and not isinstance(restart, RestartPolicy):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise McpConfigurationError("McpServer restart must be a RestartPolicy.")
