@@ -22,8 +22,10 @@ from typing import Any
 
 import pytest
 
+from actoviq.core.converter import from_json, to_json
 from actoviq.workflow import (
     LocalIsolatedProcessWorkflowExecutor,
+    SandboxCapabilities,
     SandboxPolicy,
     UntrustedWorkflowRequest,
     WorkflowConfigurationError,
@@ -338,6 +340,10 @@ def test_capabilities_report_the_active_layers() -> None:
         assert status.uid == resolve_sandbox_user(SandboxPolicy())[0]
     else:
         assert status.uid == os.geteuid()
+    wire = to_json(status)
+    assert wire["landlockAbi"] == status.landlock_abi
+    assert wire["layers"] == list(status.layers)
+    assert from_json(SandboxCapabilities, wire) == status
 
 
 @needs_root
