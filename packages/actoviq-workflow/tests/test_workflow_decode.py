@@ -7,21 +7,27 @@ value or raises a :class:`~actoviq.workflow.WorkflowExecutorError` subclass.
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actoviq.core import JsonValue, is_json_value
+from actoviq.core import AbortController, JsonValue, is_json_value
 from actoviq.workflow import (
+    CapabilityCallContext,
     WorkflowExecutionError,
     WorkflowExecutorError,
     WorkflowExecutorLimits,
     WorkflowOutputLimitError,
     WorkflowProtocolError,
 )
-from actoviq.workflow._process import settle_message
+from actoviq.workflow._process import (
+    ChildRun,
+    _answer_call,  # pyright: ignore[reportPrivateUsage]
+    settle_message,
+)
 from actoviq.workflow.protocol import decode_message
 
 LIMITS = WorkflowExecutorLimits(max_output_bytes=4096, max_message_bytes=65536)
@@ -141,3 +147,56 @@ def test_oversized_result_is_an_output_limit_error() -> None:
     line = json.dumps({"jsonrpc": "2.0", "id": "workflow:execute", "result": "x" * 5000}).encode()
     with pytest.raises(WorkflowOutputLimitError):
         _settle(line)
+
+
+def _echo(value: JsonValue, context: CapabilityCallContext) -> JsonValue:
+    return value
+
+
+RUN = ChildRun(
+    argv=["unused"],
+    cwd="/",
+    workspace="/",
+    executor_kind="test",
+    source="",
+    input=None,
+    capabilities=("echo",),
+    handlers={"echo": _echo},
+    limits=LIMITS,
+    timeout_ms=1000,
+    signal=None,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {"jsonrpc": st.just("2.0"), "method": st.sampled_from(["capability.call", "other"])},
+        optional={
+            "id": json_values,
+            "params": json_values
+            | st.fixed_dictionaries(
+                {"name": st.sampled_from(["echo", "hidden"]) | json_values},
+                optional={"input": json_values},
+            ),
+        },
+    )
+)
+def test_random_capability_calls_raise_only_typed_errors(message: dict[str, object]) -> None:
+    line = json.dumps(message, allow_nan=True).encode("utf-8", errors="surrogatepass")
+
+    async def answer() -> tuple[str, dict[str, object] | None]:
+        try:
+            decoded = decode_message(line)
+            _, reply = await _answer_call(RUN, decoded, AbortController().signal)
+        except WorkflowExecutorError as error:
+            return error.code, None
+        return "reply", reply
+
+    kind, reply = asyncio.run(answer())
+    if kind != "reply":
+        assert kind.startswith("WORKFLOW_")
+    else:
+        assert reply is not None
+        assert ("result" in reply) != ("error" in reply)
+        assert is_json_value(reply)
