@@ -90,6 +90,9 @@ from actoviq.core.items import (
     is_output_item,
 )
 from actoviq.core.json import (
+    MAX_JSON_DEPTH,
+    MAX_SAFE_INTEGER,
+    MAX_WIRE_DEPTH,
     JsonArray,
     JsonObject,
     JsonPrimitive,
@@ -101,7 +104,9 @@ from actoviq.core.json import (
     dumps_compact,
     find_json_violation,
     is_json_value,
+    json_value_error,
     loads_strict,
+    well_formed_text,
 )
 from actoviq.core.model_ref import ModelRef, ModelRefParts, model_ref_parts, parse_model_ref
 from actoviq.core.run import (
@@ -127,6 +132,9 @@ from actoviq.core.usage import (
 __all__ = [
     "DEFAULT_RUN_LIMITS",
     "ITEM_TYPES",
+    "MAX_JSON_DEPTH",
+    "MAX_SAFE_INTEGER",
+    "MAX_WIRE_DEPTH",
     "UNSET",
     "USAGE_FIELDS",
     "AbortController",
@@ -226,6 +234,7 @@ __all__ = [
     "items_from_json",
     "items_json_schema",
     "items_to_json",
+    "json_value_error",
     "loads",
     "loads_strict",
     "model_ref_parts",
@@ -236,4 +245,5 @@ __all__ = [
     "source_from_json",
     "to_iso",
     "to_json",
+    "well_formed_text",
 ]

@@ -7,9 +7,10 @@ from typing import Any, cast
 
 import attrs
 
+from actoviq.core._json_rules import INVALID, MAX_JSON_DEPTH, has_surrogate, scan
 from actoviq.core._unset import UNSET
 from actoviq.core.errors import ItemValidationError
-from actoviq.core.json import find_json_violation
+from actoviq.core.json import json_value_error
 
 __all__ = [
     "camel",
@@ -47,14 +48,31 @@ def _fail(instance: object, attribute: attrs.Attribute[Any], expected: str, got:
     )
 
 
+def _surrogate(instance: object, attribute: attrs.Attribute[Any]) -> None:
+    owner = _owner(instance)
+    wire = camel(attribute.name)
+    raise ItemValidationError(
+        f"{owner}.{wire} must be a string without lone UTF-16 surrogates (strict JSON).",
+        field=wire,
+        item_type=owner,
+        reason="lone-surrogate",
+    )
+
+
 def check_str(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if type(value) is not str:
         _fail(instance, attribute, "a string", value)
+    elif not value.isascii() and has_surrogate(value):
+        _surrogate(instance, attribute)
 
 
 def check_opt_str(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None and type(value) is not str:
+    if value is None:
+        return
+    if type(value) is not str:
         _fail(instance, attribute, "a string or absent", value)
+    elif not value.isascii() and has_surrogate(value):
+        _surrogate(instance, attribute)
 
 
 def check_bool(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -63,17 +81,24 @@ def check_bool(instance: object, attribute: attrs.Attribute[Any], value: object)
 
 
 def check_json(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is UNSET:
+    if value is UNSET or scan(value, MAX_JSON_DEPTH) != INVALID:
         return
-    where = find_json_violation(value)
-    if where is not None:
-        owner = _owner(instance)
-        wire = camel(attribute.name)
-        raise ItemValidationError(
-            f"{owner}.{wire} must be a finite, acyclic JSON value (invalid at {where}).",
-            field=wire,
-            item_type=owner,
-        )
+    owner = _owner(instance)
+    wire = camel(attribute.name)
+    error = json_value_error(value, f"{owner}.{wire}")
+    assert error is not None
+    expected = error.expected or "a finite, acyclic JSON value"
+    raise ItemValidationError(
+        f"{owner}.{wire} must be {expected} (invalid at {_short(error.path)}).",
+        field=wire,
+        item_type=owner,
+        path=error.path,
+        reason=error.reason,
+    )
+
+
+def _short(path: str) -> str:
+    return path if len(path) <= 120 else f"{path[:60]}...{path[-40:]}"
 
 
 def check_json_object(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:

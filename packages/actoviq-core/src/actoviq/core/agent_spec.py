@@ -23,7 +23,15 @@ import attrs
 from actoviq.core._validate import camel
 from actoviq.core.errors import AgentSpecError
 from actoviq.core.items import CanonicalItem
-from actoviq.core.json import JsonObject, JsonValue, dumps_canonical, find_json_violation
+from actoviq.core.json import (
+    MAX_SAFE_INTEGER,
+    MAX_WIRE_DEPTH,
+    JsonObject,
+    JsonValue,
+    dumps_canonical,
+    find_json_violation,
+    json_value_error,
+)
 from actoviq.core.model_ref import ModelRefParts, model_ref_parts
 
 if TYPE_CHECKING:
@@ -49,7 +57,6 @@ __all__ = [
 TContext = TypeVar("TContext")
 TOutput = TypeVar("TOutput")
 
-MAX_SAFE_INTEGER: Final = 2**53 - 1
 
 PromptSource: TypeAlias = "str | Callable[[RunContext[Any]], str | Awaitable[str]]"
 
@@ -262,6 +269,10 @@ class AgentSpec(Generic[TContext, TOutput]):
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
             raise AgentSpecError("Agent id must not be empty.", field="id")
+        if json_value_error(self.id) is not None:
+            raise AgentSpecError(
+                "Agent id must be a string without lone UTF-16 surrogates.", field="id"
+            )
         if not isinstance(self.name, str) or not self.name.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
             raise AgentSpecError(f'Agent "{self.id}" name must not be empty.', field="name")
         if not isinstance(self.instructions, str) and not callable(self.instructions):
@@ -296,7 +307,14 @@ class AgentSpec(Generic[TContext, TOutput]):
                 raise AgentSpecError(
                     f'Agent "{self.id}" output.schema must be a JSON object.', field="output"
                 )
-        self.declaration()  # validates tool and middleware references
+        # Validates tool and middleware references, then the strict-JSON rules (D2) on every
+        # string and value of the declaration, so digest() cannot fail later.
+        error = json_value_error(
+            self.declaration(), f'Agent "{self.id}" declaration', max_depth=MAX_WIRE_DEPTH
+        )
+        if error is not None:
+            field = error.path[2:].split(".")[0].split("[")[0] or "declaration"
+            raise AgentSpecError(error.message, field=field)
 
     def declaration(self) -> JsonObject:
         """The JSON declaration the digest is computed over (callables by reference only)."""
@@ -344,7 +362,7 @@ class AgentSpec(Generic[TContext, TOutput]):
             "agent": self.declaration(),
             "tools": [cast(JsonValue, dict(descriptor)) for descriptor in tool_descriptors],
         }
-        text = dumps_canonical(payload, "agent declaration")
+        text = dumps_canonical(payload, "agent declaration", max_depth=MAX_WIRE_DEPTH)
         return "sha256v1:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def __eq__(self, other: object) -> bool:

@@ -18,14 +18,14 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar, cast, get_origin
+from typing import Any, Final, TypeVar, cast, get_origin
 
 import attrs
 import cattrs
 
 from actoviq.core._unset import UNSET
 from actoviq.core._validate import camel
-from actoviq.core.errors import ItemValidationError, UnknownItemTypeError
+from actoviq.core.errors import ItemValidationError, JsonValueError, UnknownItemTypeError
 from actoviq.core.items import (
     ITEM_TYPES,
     Base64Source,
@@ -34,7 +34,13 @@ from actoviq.core.items import (
     PreservedItem,
     UrlSource,
 )
-from actoviq.core.json import JsonObject, JsonValue, dumps_compact, loads_strict
+from actoviq.core.json import (
+    MAX_WIRE_DEPTH,
+    JsonObject,
+    JsonValue,
+    dumps_compact,
+    loads_strict,
+)
 from actoviq.core.usage import Usage, normalize_usage_delta
 
 __all__ = [
@@ -64,17 +70,63 @@ _SOURCES: dict[str, type[UrlSource | Base64Source | FileSource]] = {
 }
 
 
+_PLAIN: Final = frozenset({str, int, float, bool, type(None)})
+_NESTED: Final = frozenset({dict, list, tuple})
+
+
 def _encode(value: Any) -> Any:
-    """Unstructure any value by its runtime type (attrs instances through their hooks)."""
+    """Unstructure any value by its runtime type (attrs instances through their hooks).
+
+    Dicts, lists and tuples are copied with an explicit stack (never Python recursion), at most
+    :data:`~actoviq.core.json.MAX_WIRE_DEPTH` levels deep, so a deep or cyclic value ends in
+    :class:`JsonValueError`, never ``RecursionError`` or an endless loop.
+    """
     kind: type[Any] = type(cast(object, value))
-    if kind in (str, int, float, bool) or value is None:
+    if kind in _PLAIN:
         return value
-    if kind is dict:
-        mapping = cast(dict[str, Any], value)
-        return {key: _encode(child) for key, child in mapping.items()}
-    if kind is list or kind is tuple:
-        return [_encode(child) for child in cast(list[Any], value)]
-    return converter.unstructure(value)
+    if kind not in _NESTED:
+        return converter.unstructure(value)
+    plain = _PLAIN
+    nested = _NESTED
+    unstructure = converter.unstructure
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 1)]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        source, target, slot, depth = pop()
+        if depth > MAX_WIRE_DEPTH:
+            raise JsonValueError(
+                "value",
+                "$",
+                expected=f"a JSON value nested at most {MAX_WIRE_DEPTH} levels deep",
+                reason="too-deep",
+            )
+        deeper = depth + 1
+        if type(source) is dict:
+            mapping: dict[str, Any] = {}
+            for key, child in cast(dict[str, object], source).items():
+                child_kind = type(child)
+                if child_kind in plain:
+                    mapping[key] = child
+                elif child_kind in nested:
+                    mapping[key] = None
+                    push((child, mapping, key, deeper))
+                else:
+                    mapping[key] = unstructure(child)
+            target[slot] = mapping
+        else:
+            copy: list[object] = list(cast(list[object], source))
+            for index, child in enumerate(copy):
+                child_kind = type(child)
+                if child_kind in plain:
+                    continue
+                if child_kind in nested:
+                    push((child, copy, index, deeper))
+                else:
+                    copy[index] = unstructure(child)
+            target[slot] = copy
+    return root[0]
 
 
 def register_wire_class(
@@ -245,10 +297,22 @@ def from_json(cls: type[_T], data: Any) -> _T:
 
 
 def dumps(value: Any) -> str:
-    """Unstructure and serialise compactly (key order kept, no NaN)."""
-    return dumps_compact(cast(JsonValue, to_json(value)))
+    """Unstructure and serialise compactly (key order kept; strict JSON, see ``actoviq.core.json``).
+
+    The value is a document (an item, an event, a state): it may nest up to
+    :data:`~actoviq.core.json.MAX_WIRE_DEPTH` levels, room for values at the value limit inside.
+
+    Raises:
+        JsonValueError: the unstructured value is not strict JSON.
+    """
+    return dumps_compact(cast(JsonValue, to_json(value)), max_depth=MAX_WIRE_DEPTH)
 
 
 def loads(cls: type[_T], text: str | bytes) -> _T:
-    """Parse strict JSON text and structure it into ``cls``."""
-    return from_json(cls, loads_strict(text))
+    """Parse strict JSON text (a document, up to ``MAX_WIRE_DEPTH`` deep) into ``cls``.
+
+    Raises:
+        JsonValueError: the text is JSON but not strict JSON.
+        json.JSONDecodeError: the text is not JSON.
+    """
+    return from_json(cls, loads_strict(text, max_depth=MAX_WIRE_DEPTH))

@@ -252,39 +252,83 @@ class ModelRegistryError(RunError):
 
 
 class JsonValueError(ActoviqError, TypeError):
-    """A value is not a finite, acyclic strict JSON value.
+    """A value is not strict JSON (see :mod:`actoviq.core.json` for the rules).
 
-    The message keeps the reference text ``"<label> must be a finite, acyclic JSON value."``;
-    :attr:`path` says where inside the value the first violation is.
+    For the reference's own violations (a type JSON cannot hold, a non-finite number, a cycle)
+    the message keeps the reference text ``"<label> must be a finite, acyclic JSON value."``; the
+    rules this SDK adds say what was expected and where (``"metadata must be an integer within
+    ±(2^53 - 1), larger ones sent as strings (invalid at $.n)."``).
+
+    Attributes:
+        label: what the value is (``"metadata"``, ``"run event data"``).
+        path: where inside the value the first violation is (``$.a.b[1]``).
+        reason: ``not-json``, ``non-finite``, ``unsafe-integer``, ``lone-surrogate``,
+            ``non-string-key``, ``cycle``, ``too-deep`` or None (a shape error such as "a JSON
+            object").
     """
 
     default_code: ClassVar[str] = "INVALID_JSON_VALUE"
 
-    def __init__(self, label: str, path: str = "$", *, expected: str | None = None) -> None:
+    def __init__(
+        self,
+        label: str,
+        path: str = "$",
+        *,
+        expected: str | None = None,
+        reason: str | None = None,
+    ) -> None:
         if expected is None:
             message = f"{label} must be a finite, acyclic JSON value."
-        else:
+        elif reason is None or path == "$":
             message = f"{label} must be {expected}."
-        super().__init__(message, details={"label": label, "path": path})
+        else:
+            shown = path if len(path) <= 120 else f"{path[:60]}...{path[-40:]}"
+            message = f"{label} must be {expected} (invalid at {shown})."
+        details: dict[str, Any] = {"label": label, "path": path}
+        if reason is not None:
+            details["reason"] = reason
+        super().__init__(message, details=details)
         self.label = label
         self.path = path
         self.expected = expected
+        self.reason = reason
 
 
 class ItemValidationError(ActoviqError, TypeError):
-    """A canonical item (or another wire value) has a missing or wrongly typed field."""
+    """A canonical item (or another wire value) has a missing or wrongly typed field.
+
+    Attributes:
+        field: the wire name of the field.
+        item_type: the item ``type`` (or class name).
+        path: for a JSON field that is not strict JSON, where inside it (``$.a[0]``).
+        reason: for such a field, the :class:`JsonValueError` reason (``unsafe-integer``...).
+    """
 
     default_code: ClassVar[str] = "ITEM_INVALID"
 
-    def __init__(self, message: str, *, field: str | None = None, item_type: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        item_type: str | None = None,
+        path: str | None = None,
+        reason: str | None = None,
+    ):
         details: dict[str, Any] = {}
         if field is not None:
             details["field"] = field
         if item_type is not None:
             details["itemType"] = item_type
+        if path is not None:
+            details["path"] = path
+        if reason is not None:
+            details["reason"] = reason
         super().__init__(message, details=details)
         self.field = field
         self.item_type = item_type
+        self.path = path
+        self.reason = reason
 
 
 class UnknownItemTypeError(ItemValidationError):

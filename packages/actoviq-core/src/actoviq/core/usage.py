@@ -12,6 +12,7 @@ from typing import Final, TypeAlias
 
 import attrs
 
+from actoviq.core._json_rules import MAX_SAFE_INTEGER
 from actoviq.core.errors import UsageValueError
 
 __all__ = [
@@ -23,7 +24,6 @@ __all__ = [
     "normalize_usage_delta",
 ]
 
-MAX_SAFE_INTEGER: Final = 2**53 - 1
 
 # Wire names in declaration order: validation reports the first invalid one in this order.
 USAGE_FIELDS: Final = (
