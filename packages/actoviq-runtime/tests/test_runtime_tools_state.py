@@ -203,7 +203,7 @@ def test_reconciliation_results() -> None:
 json_values = st.recursive(
     st.none()
     | st.booleans()
-    | st.integers(min_value=-(2**53), max_value=2**53)
+    | st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=8),
     lambda children: (

@@ -17,6 +17,7 @@ from typing import Any, Final, cast
 import attrs
 
 from actoviq.core import (
+    MAX_WIRE_DEPTH,
     ItemValidationError,
     JsonObject,
     JsonValue,
@@ -265,13 +266,14 @@ def run_event_from_json(data: object) -> RunEvent:
         EventValidationError: an envelope field is missing, unknown or invalid.
     """
     if isinstance(data, str | bytes):
-        data = loads_strict(data, "run event")
+        # The envelope adds one level around data, which may carry a whole document.
+        data = loads_strict(data, "run event", max_depth=MAX_WIRE_DEPTH + 1)
     if type(data) is not dict:
         raise EventValidationError(f"A run event must be a JSON object, got {type(data).__name__}.")
     mapping = cast(dict[str, Any], data)
     if "schemaVersion" not in mapping:
         raise EventSchemaVersionError("Run event is missing schemaVersion.")
-    assert_json_value(mapping.get("data"), "run event data")
+    assert_json_value(mapping.get("data"), "run event data", max_depth=MAX_WIRE_DEPTH)
     try:
         return converter.structure(mapping, RunEvent)
     except ItemValidationError as error:
@@ -289,5 +291,10 @@ def run_events_from_json(data: list[Any]) -> list[RunEvent]:
 
 
 def run_event_dumps(event: RunEvent) -> str:
-    """Compact JSON text of one event."""
-    return dumps_compact(run_event_to_json(event))
+    """Compact JSON text of one event.
+
+    Raises:
+        JsonValueError: ``data`` is not strict JSON (events delivered through the default
+            redaction processor always are).
+    """
+    return dumps_compact(run_event_to_json(event), "run event", max_depth=MAX_WIRE_DEPTH + 1)

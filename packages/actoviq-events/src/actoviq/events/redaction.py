@@ -9,8 +9,11 @@ scanning (bearer tokens, ``sk-…``/``ghp_…``-style tokens, cloud keys, creden
 The walk is iterative with a depth bound, never mutates its input and returns a strict JSON clone:
 mappings, sequences, sets, attrs classes, dataclasses, pydantic models, enums, dates and
 exceptions (``{name, message}``, never a traceback) are converted; anything else becomes a
-``"[object <Type>]"`` marker. If the walk cannot complete it raises :class:`RedactionError`, so the
-caller delivers nothing (fail-closed).
+``"[object <Type>]"`` marker. What strict JSON (D2) refuses is made deliverable the way
+JavaScript would: non-finite floats become ``null``, text with lone UTF-16 surrogates is repaired
+(:func:`~actoviq.core.well_formed_text`, U+FFFD), integers beyond ±(2^53 - 1) become decimal
+strings. If the walk cannot complete it raises :class:`RedactionError`, so the caller delivers
+nothing (fail-closed).
 
 Example:
     >>> Redactor().redact({"headers": {"Authorization": "Bearer abc"}, "apiKey": "k", "ok": 1})
@@ -31,7 +34,14 @@ from typing import Any, Final, cast
 
 import attrs
 
-from actoviq.core import UNSET, ActoviqError, JsonValue, converter
+from actoviq.core import (
+    MAX_SAFE_INTEGER,
+    UNSET,
+    ActoviqError,
+    JsonValue,
+    converter,
+    well_formed_text,
+)
 from actoviq.events.envelope import RunEvent
 from actoviq.events.errors import EventValidationError, RedactionError
 
@@ -284,6 +294,8 @@ class RedactionPolicy:
 
 
 _CIRCULAR: Final = "[Circular]"
+_LOW: Final = -MAX_SAFE_INTEGER
+_HIGH: Final = MAX_SAFE_INTEGER
 _EXIT: Final = object()
 
 
@@ -443,9 +455,14 @@ class Redactor:
                 continue
             kind: Any = source.__class__
             if kind is str:
+                if not source.isascii():
+                    source = well_formed_text(source)
                 target[slot] = self.redact_text(source) if scan else source
                 continue
-            if source is None or kind is int or kind is bool:
+            if kind is int:
+                target[slot] = source if _LOW <= source <= _HIGH else str(source)
+                continue
+            if source is None or kind is bool:
                 target[slot] = source
                 continue
             if kind is float:
@@ -486,13 +503,19 @@ class Redactor:
                     if child is UNSET:
                         continue
                     key = raw_key if type(raw_key) is str else str(raw_key)
+                    if not key.isascii():
+                        key = well_formed_text(key)
                     if sensitive(key):
                         mapping[key] = replacement
                         continue
                     child_kind: Any = child.__class__
-                    if child_kind is str:
+                    if child_kind is str and child.isascii():
                         mapping[key] = self.redact_text(child) if scan else child
-                    elif child is None or child_kind is int or child_kind is bool:
+                    elif (
+                        child is None
+                        or child_kind is bool
+                        or (child_kind is int and _LOW <= child <= _HIGH)
+                    ):
                         mapping[key] = child
                     else:
                         mapping[key] = None
@@ -503,9 +526,13 @@ class Redactor:
             target[slot] = array
             for index, child in enumerate(children):
                 child_kind: Any = child.__class__
-                if child_kind is str:
+                if child_kind is str and child.isascii():
                     array[index] = self.redact_text(child) if scan else child
-                elif child is None or child_kind is int or child_kind is bool:
+                elif (
+                    child is None
+                    or child_kind is bool
+                    or (child_kind is int and _LOW <= child <= _HIGH)
+                ):
                     array[index] = child
                 else:
                     stack.append((child, array, index, child_depth))
@@ -527,7 +554,7 @@ class Redactor:
         cache = self._key_cache
         out: dict[str, JsonValue] = {}
         for key, child in source.items():
-            if key.__class__ is not str:
+            if key.__class__ is not str or not key.isascii():
                 return None
             sensitive = cache.get(key)
             if sensitive is None:
@@ -538,12 +565,12 @@ class Redactor:
                 out[key] = replacement
                 continue
             kind = child.__class__
-            if kind is str:
+            if kind is str and child.isascii():
                 out[key] = self.redact_text(child) if scan else child
             elif (
-                kind is int
-                or kind is bool
+                kind is bool
                 or child is None
+                or (kind is int and _LOW <= child <= _HIGH)
                 or (kind is float and math.isfinite(child))
             ):
                 out[key] = child
@@ -567,7 +594,7 @@ class Redactor:
         if isinstance(source, bool):
             return bool(source), False
         if isinstance(source, int):
-            return int(source), False
+            return int(source), True  # walked again: the safe-integer rule applies
         if isinstance(source, float):
             return float(source), True
         if isinstance(source, datetime | date | time):

@@ -24,8 +24,8 @@ from actoviq.core import (
     RunLimitsPatch,
     TextItem,
     empty_usage,
-    find_json_violation,
     iso_now,
+    json_value_error,
 )
 from actoviq.events import (
     IdFactory,
@@ -198,10 +198,14 @@ def fresh_state(
         ItemValidationError: ``metadata`` is not a JSON object, or the input is not canonical.
     """
     metadata = options.get("metadata")
-    if metadata is not None and (
-        type(metadata) is not dict or find_json_violation(metadata) is not None
-    ):
-        raise ItemValidationError("Run metadata must be a JSON object.", field="metadata")
+    if metadata is not None:
+        if type(metadata) is not dict:
+            raise ItemValidationError("Run metadata must be a JSON object.", field="metadata")
+        error = json_value_error(metadata, "Run metadata")
+        if error is not None:
+            raise ItemValidationError(
+                error.message, field="metadata", path=error.path, reason=error.reason
+            )
     items = normalize_input(input)
     return SerializedRunState(
         run_id=run_id,

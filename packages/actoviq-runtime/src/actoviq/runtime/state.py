@@ -34,6 +34,7 @@ from typing import Any, Final, Literal, TypeAlias, cast
 import attrs
 
 from actoviq.core import (
+    MAX_WIRE_DEPTH,
     CanonicalItem,
     Interruption,
     JsonObject,
@@ -41,6 +42,7 @@ from actoviq.core import (
     from_json,
     item_from_json,
     item_to_json,
+    json_value_error,
     normalize_usage_delta,
     to_json,
 )
@@ -238,6 +240,11 @@ class SerializedRunState:
         if not isinstance(data, Mapping):
             raise RunStateError("Serialized run state must be a JSON object.")
         mapping = cast(Mapping[str, Any], data)
+        # Strict JSON (D2) over the whole state first: what a checkpoint store or another
+        # language could not hold is refused here, typed, naming the path.
+        error = json_value_error(dict(mapping), "Serialized run state", max_depth=MAX_WIRE_DEPTH)
+        if error is not None:
+            raise RunStateError(error.message, details=error.details)
         version = mapping.get("schemaVersion")
         if type(version) is not int or version not in (1, 2):
             raise RunStateVersionError(f"Unsupported run state version {version}.")

@@ -10,6 +10,8 @@ from typing import Any, Final, cast
 import attrs
 
 from actoviq.core import (
+    MAX_JSON_DEPTH,
+    MAX_SAFE_INTEGER,
     UNSET,
     CanonicalItem,
     JsonObject,
@@ -23,6 +25,7 @@ from actoviq.core import (
     Unset,
     UnsupportedItemError,
     Usage,
+    well_formed_text,
 )
 from actoviq.providers.errors import ProviderOptionsError
 from actoviq.providers.types import (
@@ -116,7 +119,7 @@ def safe_json_parse(value: object) -> object:
         return value
     try:
         return json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested beyond the parser's stack
         return value
 
 
@@ -128,22 +131,53 @@ def stringify_tool_value(value: JsonValue | Unset) -> str:
 
 
 def json_value(value: object) -> JsonValue:
-    """Lenient conversion of provider data to strict JSON (non-finite numbers become strings)."""
-    if value is None or isinstance(value, str | bool):
+    """Lenient conversion of provider data to strict JSON (D2), without recursion.
+
+    What strict JSON refuses is converted the way JavaScript would deliver it: non-finite
+    numbers and integers beyond ±(2^53 - 1) become strings, text with lone UTF-16 surrogates is
+    repaired (:func:`~actoviq.core.well_formed_text`: a pair split in two becomes its character,
+    a lone one U+FFFD), other objects become their ``str``. A container that would sit
+    ``MAX_JSON_DEPTH`` levels deep is kept as its JSON text, so the result (and a one-level
+    wrapper around it) stays within the depth limit.
+    """
+    root: list[Any] = [None]
+    stack: list[tuple[object, Any, Any, int]] = [(value, root, 0, 0)]
+    while stack:
+        current, target, slot, depth = stack.pop()
+        target[slot] = _json_leaf(current, depth, stack)
+    return cast(JsonValue, root[0])
+
+
+def _json_leaf(value: object, depth: int, stack: list[tuple[object, Any, Any, int]]) -> Any:
+    """``value`` converted; a container comes back empty with its children pushed on ``stack``."""
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, str):
+        return well_formed_text(str(value))
     if isinstance(value, int):
-        return value
+        number = int(value)
+        return number if -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER else str(number)
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
+    if isinstance(value, Mapping | list | tuple) and depth >= MAX_JSON_DEPTH - 1:
+        try:
+            return well_formed_text(json.dumps(value, ensure_ascii=False, default=str))
+        except (ValueError, RecursionError):
+            return "[nested too deep]"
     if isinstance(value, Mapping):
-        return {
-            str(k): json_value(v)
-            for k, v in cast(Mapping[object, object], value).items()
-            if v is not UNSET
-        }
+        mapping: dict[str, Any] = {}
+        for key, child in cast(Mapping[object, object], value).items():
+            if child is not UNSET:
+                name = well_formed_text(str(key))
+                mapping[name] = None
+                stack.append((child, mapping, name, depth + 1))
+        return mapping
     if isinstance(value, list | tuple):
-        return [json_value(v) for v in cast(Iterable[object], value)]
-    return str(value)
+        items: list[Any] = [None] * len(cast(Sequence[object], value))
+        for index, child in enumerate(cast(Iterable[object], value)):
+            stack.append((child, items, index, depth + 1))
+        return items
+    return well_formed_text(str(value))
 
 
 def json_object(value: object) -> JsonObject:
@@ -156,8 +190,8 @@ def json_object(value: object) -> JsonObject:
 
 
 def text_output(text: str) -> TextItem:
-    """An assistant text item."""
-    return TextItem(role="assistant", text=text)
+    """An assistant text item (surrogates repaired: a pair split across deltas is one character)."""
+    return TextItem(role="assistant", text=well_formed_text(text))
 
 
 def tool_call_output(
@@ -180,6 +214,7 @@ def raw_output(provider: str, value: object) -> RawItem:
 
 def refusal_output(message: str, provider_data: object = UNSET) -> RefusalItem:
     """A refusal, with the provider's part when given."""
+    message = well_formed_text(message)
     if provider_data is UNSET:
         return RefusalItem(message=message)
     return RefusalItem(message=message, provider_data=json_value(provider_data))

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from actoviq.core import (
+    MAX_WIRE_DEPTH,
     AbortSignal,
     AgentSpec,
     CanonicalItem,
@@ -152,7 +153,7 @@ class RunView:
 
 def read_only_state(state: JsonValue) -> FrozenJson:
     """A deep-frozen view of the serialised run state (``MappingProxyType`` + tuples)."""
-    return freeze_json(state, "run state")
+    return freeze_json(state, "run state", max_depth=MAX_WIRE_DEPTH)
 
 
 @attrs.frozen(kw_only=True, slots=True)

@@ -33,8 +33,8 @@ from actoviq.core import (
     ToolResultItem,
     Unset,
     converter,
-    find_json_violation,
     item_from_json,
+    json_value_error,
     register_wire_class,
 )
 from actoviq.runtime.tools.descriptor import TOOL_EFFECTS, ToolEffect
@@ -191,9 +191,12 @@ def _check_outcome(_: object, __: object, value: object) -> None:
 
 
 def _check_output(_: object, __: object, value: object) -> None:
-    if not isinstance(value, Unset) and find_json_violation(value) is not None:
+    if isinstance(value, Unset):
+        return
+    error = json_value_error(value, "InterruptionDecision.output")
+    if error is not None:
         raise ItemValidationError(
-            "InterruptionDecision.output must be a finite, acyclic JSON value.", field="output"
+            error.message, field="output", path=error.path, reason=error.reason
         )
 
 
