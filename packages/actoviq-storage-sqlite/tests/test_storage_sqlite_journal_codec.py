@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actoviq.core import JsonObject, find_json_violation
+from actoviq.core import MAX_SAFE_INTEGER, MAX_WIRE_DEPTH, JsonObject, find_json_violation
 from actoviq.runtime import StorageDataError
 from actoviq.runtime.stores import NewSessionItem, StoredSessionItem
 from actoviq.runtime.stores.rules import check_append_items
@@ -43,8 +43,9 @@ class Items(list[Any]):
 _valid_scalars = (
     st.none()
     | st.booleans()
-    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.integers(min_value=-MAX_SAFE_INTEGER, max_value=MAX_SAFE_INTEGER)
     | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([2.0, -0.0, float(MAX_SAFE_INTEGER), 2.0**53, 1e16])  # integral floats
     | st.text(max_size=8)
 )
 _invalid_scalars = st.sampled_from(
@@ -58,13 +59,17 @@ _invalid_scalars = st.sampled_from(
         Real(1.5),
         {1, 2},
         object(),
+        MAX_SAFE_INTEGER + 1,
+        -(2**64),
+        "lone \ud800",
+        "\udfff",
     ]
 )
 
 
 def _containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     keys = st.text(max_size=4)
-    bad_keys = st.sampled_from([1, 2.5, None, True, Text("k")])
+    bad_keys = st.sampled_from([1, 2.5, None, True, Text("k"), "k\udc00"])
     return (
         st.lists(children, max_size=4)
         | st.dictionaries(keys, children, max_size=4)
@@ -100,7 +105,7 @@ _LIST: type = list
 
 
 def _strict_object(value: object) -> bool:
-    return type(value) is _DICT and find_json_violation(value) is None
+    return type(value) is _DICT and find_json_violation(value, max_depth=MAX_WIRE_DEPTH) is None
 
 
 def _fast(value: object) -> tuple[str, str]:
@@ -186,14 +191,14 @@ def _fast_turn(items: list[NewSessionItem]) -> tuple[str, object]:
     return "ok", (turn.ids, turn.kinds, texts, turn.created)
 
 
-_ids = st.sampled_from(["a", "b", "c", "", "d"])
+_ids = st.sampled_from(["a", "b", "c", "", "d", "e\ud800", "é"])
 _new_items = st.lists(
     st.builds(
         NewSessionItem,
         item_id=_ids,
-        kind=st.sampled_from(["text", "tool_call", ""]),
+        kind=st.sampled_from(["text", "tool_call", "", "k\udfff"]),
         payload=objects | valid,
-        created_at=st.none() | st.sampled_from(["2026-02-02T00:00:00.000Z", ""]),
+        created_at=st.none() | st.sampled_from(["2026-02-02T00:00:00.000Z", "", "\ud800"]),
     ),
     max_size=4,
 )

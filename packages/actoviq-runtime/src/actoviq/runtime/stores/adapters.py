@@ -5,7 +5,7 @@ The adapters never own the store they wrap: ``aclose()`` is a no-op and the host
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import cast
 
 from actoviq.core import (
@@ -14,6 +14,7 @@ from actoviq.core import (
     ItemValidationError,
     JsonObject,
     JsonValue,
+    PreservedItem,
     UnknownItemTypeError,
     iso_now,
     item_from_json,
@@ -54,6 +55,32 @@ def parse_session_revision(text: object) -> int:
     if value > MAX_SAFE_INTEGER:
         raise StorageDataError(f'Invalid session revision "{text}".')
     return value
+
+
+_CANONICAL: tuple[type, ...] = (*ITEM_TYPES.values(), PreservedItem)
+
+
+def _canonical_items(items: object) -> Sequence[CanonicalItem]:
+    """``items`` if it is a sequence of canonical items (never a dict or tuple standing for one).
+
+    Raises:
+        StorageDataError: ``items`` is not a list/tuple of canonical items (naming the first
+            wrong entry).
+    """
+    if isinstance(items, str | bytes | bytearray | Mapping) or not isinstance(items, Sequence):
+        raise StorageDataError(
+            f"items must be a list of canonical items, got {type(cast(object, items)).__name__}",
+            details={"field": "items"},
+        )
+    sequence = cast(Sequence[object], items)
+    for index, item in enumerate(sequence):
+        if not isinstance(item, _CANONICAL):
+            raise StorageDataError(
+                f"items[{index}] must be a canonical item (TextItem, ToolCallItem, ...), "
+                f"got {type(item).__name__}",
+                details={"field": f"items[{index}]"},
+            )
+    return cast(Sequence[CanonicalItem], sequence)
 
 
 class StoreRuntimeSessionAdapter:
@@ -132,6 +159,7 @@ class StoreRuntimeSessionAdapter:
     ) -> str:
         """See :meth:`RuntimeSessionStore.append`."""
         expected = parse_session_revision(expected_revision)
+        items = _canonical_items(items)
         stamp = iso_now()
         # Ids derive from the expected revision and position (provider ids repeat across turns):
         # retrying the same append after a lost acknowledgement replays idempotently, while a

@@ -9,7 +9,8 @@ codes are the reference ones (``STORAGE_CONFLICT``, ``STORAGE_NOT_FOUND``, ``STO
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from actoviq.core import RunError
 
@@ -103,14 +104,19 @@ class StorageDataError(StorageError, ValueError):
 
     default_code: ClassVar[str] = "STORAGE_DATA_INVALID"
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, phase="runtime")
+    def __init__(self, message: str, *, details: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message, phase="runtime", details=details)
 
 
 class StorageUnavailableError(StorageError):
-    """The backend cannot be reached or opened (missing driver, unreadable file, closed store)."""
+    """The backend cannot be reached or opened (missing driver, unreadable file, closed store).
+
+    ``retryable`` is True unless retrying cannot help (a file that is not a database).
+    """
 
     default_code: ClassVar[str] = "STORAGE_UNAVAILABLE"
 
-    def __init__(self, message: str, *, cause: BaseException | None = None) -> None:
-        super().__init__(message, phase="runtime", retryable=True, cause=cause)
+    def __init__(
+        self, message: str, *, cause: BaseException | None = None, retryable: bool = True
+    ) -> None:
+        super().__init__(message, phase="runtime", retryable=retryable, cause=cause)

@@ -7,7 +7,7 @@ helper checks one operation's arguments before any transaction opens and returns
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar, cast
 
 from actoviq.core import JsonObject, JsonValue, iso_now
@@ -41,6 +41,7 @@ __all__ = [
     "child_columns",
     "memory_resource",
     "prepare_append",
+    "require_new_items",
     "session_key",
     "session_resource",
     "validate_artifact",
@@ -54,6 +55,7 @@ __all__ = [
 ]
 
 P = TypeVar("P")
+_NEW_ITEM_TYPE: frozenset[type] = frozenset({NewSessionItem})
 
 
 def session_resource(tenant_id: str, session_id: str) -> str:
@@ -76,6 +78,36 @@ def artifact_resource(tenant_id: str, artifact_id: str) -> str:
     return f"artifact {tenant_id}/{artifact_id}"
 
 
+def require_new_items(items: object) -> Sequence[NewSessionItem]:
+    """``items`` if it is a sequence (list, tuple...) of :class:`NewSessionItem` records.
+
+    A plain dict or tuple in place of a record, one bare record, a string or an iterator are
+    refused before anything reads them (a record's fields are never guessed from positions).
+
+    Raises:
+        StorageDataError: ``items`` is not such a sequence (naming the first wrong entry).
+    """
+    kind = type(items)
+    if kind is list or kind is tuple:
+        if set(map(type, cast(Sequence[object], items))) <= _NEW_ITEM_TYPE:
+            return cast(Sequence[NewSessionItem], items)  # the usual case, in C-level passes
+    elif isinstance(items, NewSessionItem | str | bytes | bytearray | Mapping) or not isinstance(
+        items, Sequence
+    ):
+        raise StorageDataError(
+            f"items must be a list of NewSessionItem records, got {kind.__name__}",
+            details={"field": "items"},
+        )
+    sequence = cast(Sequence[object], items)
+    for index, item in enumerate(sequence):
+        if not isinstance(item, NewSessionItem):
+            raise StorageDataError(
+                f"items[{index}] must be a NewSessionItem record, got {type(item).__name__}",
+                details={"field": f"items[{index}]"},
+            )
+    return cast(Sequence[NewSessionItem], sequence)
+
+
 def check_append_items(
     items: Sequence[NewSessionItem], stamp: str, payload: Callable[[JsonObject, str], P]
 ) -> list[tuple[str, str, P, str | None]]:
@@ -85,9 +117,11 @@ def check_append_items(
     :class:`StorageDataError` with :func:`require_json_object`'s message on a bad one.
 
     Raises:
-        StorageDataError: an empty ``stamp``, no items, an empty or duplicate id, an empty kind,
-            a bad payload, or an empty ``created_at`` (checked in that order, item by item).
+        StorageDataError: ``items`` is not a sequence of :class:`NewSessionItem` records, an
+            empty ``stamp``, no items, an empty or duplicate id, an empty kind, a bad payload, or
+            an empty ``created_at`` (checked in that order, item by item).
     """
+    items = require_new_items(items)
     require_key(stamp, "updatedAt")
     if len(items) == 0:
         raise StorageDataError("append requires at least one session item")

@@ -2,6 +2,12 @@
 
 These helpers raise :class:`StorageDataError` (``STORAGE_DATA_INVALID``) with the reference message
 fragments. Backends call them before opening a transaction, and again on every read (fail closed).
+
+JSON follows the strict rules of :mod:`actoviq.core.json` (D2, D10): finite numbers, integers
+within ±(2^53 - 1), no lone UTF-16 surrogates, no cycles. Stored values are documents (an item, a
+run state, a record), so they may nest up to ``MAX_WIRE_DEPTH`` levels. Copies and stored text
+are made by the core encoder, so every backend stores the same numbers (an integral float in the
+safe range becomes an integer, as in JavaScript).
 """
 
 from __future__ import annotations
@@ -11,7 +17,16 @@ import re
 from collections.abc import Mapping
 from typing import cast
 
-from actoviq.core import JsonObject, JsonValue, clone_json_value, find_json_violation
+from actoviq.core import (
+    MAX_SAFE_INTEGER,
+    MAX_WIRE_DEPTH,
+    JsonObject,
+    JsonValue,
+    JsonValueError,
+    clone_json_value,
+    dumps_compact,
+    json_value_error,
+)
 from actoviq.runtime.stores.errors import StorageDataError
 
 __all__ = [
@@ -20,6 +35,7 @@ __all__ = [
     "decode_json_object",
     "decode_json_text",
     "dump_json",
+    "json_data_error",
     "require_json_object",
     "require_json_value",
     "require_key",
@@ -29,14 +45,21 @@ __all__ = [
     "require_sha256",
 ]
 
-MAX_SAFE_INTEGER = 2**53 - 1
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def require_key(value: object, field: str) -> str:
-    """Return ``value`` if it is a non-empty string (not trimmed), else raise."""
+    """Return ``value`` if it is a non-empty string (not trimmed) of valid text, else raise.
+
+    Valid text has no lone UTF-16 surrogates: no database driver can store one (D2).
+    """
     if type(value) is not str or value == "":
         raise StorageDataError(f"{field} must be a non-empty string")
+    if not value.isascii() and json_value_error(value) is not None:
+        raise StorageDataError(
+            f"{field} must not contain lone UTF-16 surrogates",
+            details={"label": field, "path": "$", "reason": "lone-surrogate"},
+        )
     return value
 
 
@@ -62,12 +85,38 @@ def require_limit(value: object) -> int | None:
 
 
 def require_json_value(value: object, label: str) -> JsonValue:
-    """Validate ``value`` as strict JSON and return a deep copy of it."""
-    where = find_json_violation(value)
-    if where is not None:
-        detail = _classify(value, where)
-        raise StorageDataError(f"{label} {detail} at {where}")
-    return clone_json_value(value, label)
+    """Validate ``value`` as strict JSON and return a deep copy of it.
+
+    Raises:
+        StorageDataError: ``"<label> <problem> at <path>"``, e.g. ``contains a non-finite number``,
+            ``contains an integer beyond ±(2^53 - 1)``, ``contains a lone UTF-16 surrogate``,
+            ``nests deeper than 576 levels``.
+    """
+    try:
+        return clone_json_value(value, label, max_depth=MAX_WIRE_DEPTH)
+    except JsonValueError as error:
+        raise json_data_error(value, label, error) from None
+
+
+_PROBLEMS = {
+    "non-finite": "contains a non-finite number",
+    "cycle": "contains a cycle",
+    "unsafe-integer": "contains an integer beyond ±(2^53 - 1) (store larger integers as strings)",
+    "lone-surrogate": "contains a lone UTF-16 surrogate",
+    "too-deep": f"nests deeper than {MAX_WIRE_DEPTH} levels",
+    "non-string-key": "contains a non-JSON value",
+}
+
+
+def json_data_error(value: object, label: str, error: JsonValueError) -> StorageDataError:
+    """The :class:`StorageDataError` for a value the core rules refused with ``error``."""
+    reason = error.reason or "not-json"
+    detail = _PROBLEMS.get(reason) or _classify(value, error.path)
+    where = error.path if len(error.path) <= 120 else f"{error.path[:60]}...{error.path[-40:]}"
+    return StorageDataError(
+        f"{label} {detail} at {where}",
+        details={"label": label, "path": error.path, "reason": reason},
+    )
 
 
 def _classify(value: object, where: str) -> str:
@@ -109,9 +158,16 @@ def require_json_object(value: object, label: str) -> JsonObject:
     return cast(JsonObject, require_json_value(cast(object, value), label))
 
 
-def dump_json(value: JsonValue) -> str:
-    """Serialise compactly (key order kept, no NaN): the stored text form of a payload."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+def dump_json(value: JsonValue, label: str = "value") -> str:
+    """Serialise compactly (key order kept): the stored text form of a payload.
+
+    Raises:
+        StorageDataError: ``value`` is not strict JSON (see :func:`require_json_value`).
+    """
+    try:
+        return dumps_compact(value, label, max_depth=MAX_WIRE_DEPTH)
+    except JsonValueError as error:
+        raise json_data_error(value, label, error) from None
 
 
 def _reject_constant(name: str) -> object:
@@ -126,6 +182,8 @@ def decode_json_text(text: object, label: str) -> JsonValue:
         value: object = json.loads(text, parse_constant=_reject_constant)
     except ValueError as error:
         raise StorageDataError(f"{label} is not valid JSON: {error}") from None
+    except RecursionError:
+        raise StorageDataError(f"{label} nests deeper than {MAX_WIRE_DEPTH} levels") from None
     return require_json_value(value, label)
 
 

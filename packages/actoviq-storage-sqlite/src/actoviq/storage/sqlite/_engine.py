@@ -57,12 +57,13 @@ from typing import Any, TypeVar
 import attrs
 from sqlalchemy import create_engine, event, make_url
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from actoviq.runtime.stores import StorageUnavailableError
 from actoviq.storage.sqlite._journal_sql import CoreJournalSql, DriverJournalSql, JournalSql
+from actoviq.storage.sqlite._open_errors import unopenable
 
 _WRITE = "actoviq_write"
 _THREADS = 4  # worker threads per SQLite file: one writer at a time, readers alongside
@@ -532,7 +533,14 @@ def sqlite_url(path: str | Path) -> str:
     if target == ":memory:":
         return "sqlite+aiosqlite:///:memory:"
     file = Path(target)
-    file.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise StorageUnavailableError(
+            f"Storage is unavailable: cannot create the folder of {file} ({type(error).__name__}).",
+            cause=error,
+            retryable=False,
+        ) from error
     return f"sqlite+aiosqlite:///{file}"
 
 
@@ -582,7 +590,9 @@ async def open_database(
         await upgrade_schema(database)
         # Prepare / compile the session journal's statements now, not on the first append.
         await database.run_journal_write(database.journal_sql.warm)
-    except BaseException:
+    except BaseException as error:
         await database.aclose()
+        if isinstance(error, DBAPIError | sqlite3.DatabaseError):
+            raise unopenable(error) from error
         raise
     return database

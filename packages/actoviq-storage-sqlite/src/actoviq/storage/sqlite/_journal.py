@@ -7,17 +7,23 @@ JSON arrays (``kinds_json`` is one JSON string when every item has the same kind
 Append: the items are checked by the rules of the runtime's shared ``check_append_items`` in bulk
 (``zip(*items)`` over the ``NewSessionItem`` tuples, type sets per column) and the payload list
 is serialised by the C JSON encoder in one call (``allow_nan=False`` refuses non-finite floats,
-unknown types raise); what the encoder accepts but strict JSON does not (tuples, ``str``/``int``/
-``float``/``dict``/``list`` subclasses, non-``str`` keys) is refused by an exact-type pass that
-walks all payloads level by level with ``set(map(type, ...))`` over whole levels. Anything refused
-goes through ``check_append_items`` itself, so the error is the shared one. The property tests in
-``test_storage_sqlite_journal_codec.py`` check this equals "validate, then dump".
+unknown types raise). The strict-JSON rules the encoder does not know (D2/D10) cost little more:
+lone surrogates are found by one search over the encoded text (every key and string is in it,
+and ``str.isascii`` answers in O(1) for ASCII text); tuples, ``str``/``int``/``float``/``dict``/
+``list`` subclasses and non-``str`` keys by an exact-type pass that walks all payloads level by
+level with ``set(map(type, ...))`` over whole levels, which also counts the depth and, on levels
+holding numbers, checks the safe-integer range and finds integral floats (those are re-encoded as
+integers by the core encoder). Anything refused goes through ``check_append_items`` itself, so
+the error is the shared one. The property tests in ``test_storage_sqlite_journal_codec.py`` check
+this equals "validate, then dump".
 
 Load (trust boundary): turn columns are re-checked (integers, texts, contiguous sequences, array
 lengths equal to the turn's item count) and the arrays of many turns are parsed by one
-``json.loads`` each, with non-finite numbers refused, so a corrupt row fails closed with
-``StorageDataError``. ``json.loads`` returns strict JSON by construction, so the checked columns
-become a ``StoredItems`` (records are built only when read) without further walks.
+``json.loads`` each, with non-finite numbers refused and nesting beyond the parser's stack
+refused, so a corrupt row fails closed with ``StorageDataError``. The checked columns become a
+``StoredItems`` (records are built only when read) without further walks: every write enforced
+the strict rules, and decoding a payload into a canonical item (the runtime adapter) checks them
+again, so a foreign row with a lone surrogate or an unsafe integer is refused there, typed.
 """
 
 from __future__ import annotations
@@ -25,13 +31,14 @@ from __future__ import annotations
 import json
 import math
 import operator
+import re
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, repeat
 from typing import Any, NamedTuple, cast
 
-from actoviq.core import JsonObject, find_json_violation
+from actoviq.core import MAX_WIRE_DEPTH, JsonObject
 from actoviq.runtime.stores import NewSessionItem, StorageDataError, StoredItems
-from actoviq.runtime.stores.rules import check_append_items
+from actoviq.runtime.stores.rules import check_append_items, require_new_items
 from actoviq.runtime.stores.validation import (
     MAX_SAFE_INTEGER,
     dump_json,
@@ -121,10 +128,16 @@ def prepare_turn(items: Sequence[NewSessionItem], stamp: str) -> PreparedTurn:
     """Validate an append (the rules of ``check_append_items``) and encode it as one turn.
 
     Raises:
-        StorageDataError: no items, an empty or duplicate id, an empty kind, a payload that is not
-            a strict JSON object, or an empty ``created_at`` (the shared messages).
+        StorageDataError: ``items`` is not a sequence of ``NewSessionItem`` records, no items, an
+            empty or duplicate id, an empty kind, a payload that is not a strict JSON object, or
+            an empty ``created_at`` (the shared messages).
     """
-    turn = _fast_turn(items, stamp) if items and _types(items) == _NEW_ITEM_ONLY else None
+    kind = type(items)
+    if (kind is list or kind is tuple) and items and _types(items) == _NEW_ITEM_ONLY:
+        turn = _fast_turn(items, stamp)
+    else:
+        items = require_new_items(items)  # raises unless a sequence of records
+        turn = None
     if turn is not None:
         return turn
     # Refused (or not plain NewSessionItem tuples): the shared rules name the problem, or accept
@@ -161,18 +174,31 @@ def _fast_turn(items: Sequence[NewSessionItem], stamp: str) -> PreparedTurn | No
     stamp_types = _types(stamps)
     if stamp_types == _NONE_ONLY:
         created = [stamp] * count
+        ascii_stamps = stamp.isascii()
     elif stamp_types <= _STR_OR_NONE and "" not in stamps:
         created = [value or stamp for value in stamps]
+        ascii_stamps = _all_ascii(created)
     else:
         return None
+    if not (ascii_stamps and _all_ascii(ids) and _all_ascii(kinds)):
+        return None  # maybe a lone surrogate: the shared rules decide
     try:
         text = _encode(payloads)
     except (ValueError, TypeError, RecursionError):
         return None
-    body = list(payloads)
-    if not _exact_json_many(body):
+    if not text.isascii() and _find_surrogate(text) is not None:
         return None
+    body = list(payloads)
+    status = _exact_json_many(body)
+    if status == _INVALID:
+        return None
+    if status == _INTEGRAL_FLOATS:
+        text = dump_json(cast(Any, body), "payload")  # integral floats written as integers
     return _encode_turn(list(ids), list(kinds), body, created, stamp, text)
+
+
+def _all_ascii(texts: Iterable[str]) -> bool:
+    return all(map(str.isascii, texts))
 
 
 def _encode_turn(
@@ -198,32 +224,58 @@ def _encode_turn(
     )
 
 
-def _exact_json_many(values: list[Any]) -> bool:
-    """Exact strict-JSON types throughout the dicts of ``values`` (acyclic: already encoded).
+_INVALID = 0
+_VALID = 1
+_INTEGRAL_FLOATS = 2
+_find_surrogate = re.compile("[\ud800-\udfff]").search
+_IS_INT = cast(Callable[[object], bool], int.__instancecheck__)
+_IS_FLOAT = cast(Callable[[object], bool], float.__instancecheck__)
+_FLOAT_IS_INTEGER = cast(Callable[[float], bool], float.is_integer)
+
+
+def _exact_json_many(values: list[Any]) -> int:
+    """Exact strict-JSON types, safe integers and depth throughout the dicts of ``values``.
+
+    Returns ``_INVALID``, ``_VALID`` or ``_INTEGRAL_FLOATS`` (valid, and a float with an integral
+    value in the safe range needs writing as an integer). Strings are checked by the caller on
+    the encoded text; cycles cannot reach here (the encoder refused them).
 
     Walks level by level: all keys of a level in one ``set(map(type, ...))``, all children in
-    another, so a list of a thousand flat payloads costs a few C-level passes.
+    another, so a list of a thousand flat payloads costs a few C-level passes. The level count is
+    the depth (``values`` sit inside one array, so the payloads are at level 1).
     """
     dicts: list[Any] = values
     lists: list[Any] = []
+    status = _VALID
+    depth = 1
     while dicts or lists:
+        if depth > MAX_WIRE_DEPTH:
+            return _INVALID
         if dicts and not _types(chain.from_iterable(dicts)) <= _STR_ONLY:
-            return False  # a non-str key
+            return _INVALID  # a non-str key
         children: list[Any] = list(chain.from_iterable(map(_DICT_VALUES, dicts)))
         if lists:
             children.extend(chain.from_iterable(lists))
         kinds = _types(children)
-        if kinds <= _LEAVES:
-            return True
         if not kinds <= _CONTAINERS:
-            return False
+            return _INVALID
+        if int in kinds:
+            ints = list(filter(_IS_INT, children))  # bools too: harmless for the range
+            if max(ints) > MAX_SAFE_INTEGER or min(ints) < -MAX_SAFE_INTEGER:
+                return _INVALID
+        if float in kinds and status == _VALID:
+            floats: list[float] = list(filter(_IS_FLOAT, children))
+            if any(map(_FLOAT_IS_INTEGER, floats)) and any(
+                number.is_integer() and -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER
+                for number in floats
+            ):
+                status = _INTEGRAL_FLOATS
+        if kinds <= _LEAVES:
+            return status
         dicts = [child for child in children if type(child) is _DICT] if _DICT in kinds else []
         lists = [child for child in children if type(child) is list] if list in kinds else []
-    return True
-
-
-def _is_json_object(value: object) -> bool:
-    return type(value) is _DICT and find_json_violation(value) is None
+        depth += 1
+    return status
 
 
 def dump_json_object(value: object, label: str) -> str:
@@ -240,13 +292,15 @@ def dump_json_object(value: object, label: str) -> str:
         except (ValueError, TypeError, RecursionError):
             pass
         else:
-            if _exact_json_many([body]):
+            if (text.isascii() or _find_surrogate(text) is None) and _exact_json_many(
+                [body]
+            ) == _VALID:
                 return text
-    # Refused (or a value the encoder cannot write): the shared rules name the problem.
-    if not _is_json_object(value):
-        require_json_object(value, label)  # raises with the shared message
-        raise StorageDataError(f"{label} must be a JSON object")  # pragma: no cover
-    return dump_json(cast(JsonObject, value))  # what the strict path would do (may raise)
+    # Refused, or a value the encoder cannot write, or integral floats to write as integers:
+    # the shared rules name the problem or give the text.
+    if type(value) is not _DICT:
+        require_json_object(value, label)  # raises "<label> must be a JSON object"
+    return dump_json(cast(JsonObject, value), label)
 
 
 def _reject_constant(name: str) -> object:
@@ -291,12 +345,16 @@ def _parse_arrays(texts: Sequence[str], field: str) -> list[Any]:
             return [decode(text) for text in texts]
         except ValueError as error:
             raise _fail(field, f"is not valid JSON: {error}") from None
+        except RecursionError:
+            raise _fail(field, f"nests deeper than {MAX_WIRE_DEPTH} levels") from None
     out: list[Any] = []
     per_call = max(1, _DECODE_TEXT * len(texts) // max(1, total))  # texts per json.loads
     for start in range(0, len(texts), per_call):
         batch = texts[start : start + per_call]
         try:
             out.extend(decode("[" + ",".join(batch) + "]"))
+        except RecursionError:
+            raise _fail(field, f"nests deeper than {MAX_WIRE_DEPTH} levels") from None
         except ValueError:
             for text in batch:  # name the bad text
                 try:

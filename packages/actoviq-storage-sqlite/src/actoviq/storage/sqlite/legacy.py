@@ -15,8 +15,15 @@ from typing import cast
 
 import attrs
 
-from actoviq.core import JsonObject, JsonValue, find_json_violation
+from actoviq.core import (
+    MAX_WIRE_DEPTH,
+    JsonObject,
+    JsonValue,
+    find_json_violation,
+    json_value_error,
+)
 from actoviq.runtime.stores import NewSessionItem, StorageDataError
+from actoviq.runtime.stores.validation import json_data_error
 
 __all__ = [
     "EPOCH_FALLBACK",
@@ -165,9 +172,19 @@ def _loads(raw: bytes, path: Path) -> JsonValue:
         raise ValueError(f"non-finite number {name}")
 
     try:
-        return cast(JsonValue, json.loads(raw.decode("utf-8"), parse_constant=reject))
+        value = cast(JsonValue, json.loads(raw.decode("utf-8"), parse_constant=reject))
     except (UnicodeDecodeError, ValueError) as error:
         raise StorageDataError(f"Invalid JSON v1 session file {path}: {error}") from None
+    except RecursionError:
+        raise StorageDataError(
+            f"Invalid JSON v1 session file {path}: nested beyond the JSON parser's limit"
+        ) from None
+    # The strict rules (D2) up front, so a plan names the file instead of a later write failing.
+    error = json_value_error(value, "file", max_depth=MAX_WIRE_DEPTH)
+    if error is not None:
+        problem = json_data_error(value, "file", error)
+        raise StorageDataError(f"Invalid JSON v1 session file {path}: {problem.message}")
+    return value
 
 
 def plan_items(parsed: JsonObject, created_at: str, label: str) -> list[NewSessionItem]:
