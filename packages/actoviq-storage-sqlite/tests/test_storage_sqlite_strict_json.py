@@ -128,7 +128,10 @@ def test_foreign_rows_that_are_not_strict_json_fail_typed_when_read_as_items(
     [
         ('{"version": 1, "id": "s", "messages": [], "runs": [], "x": ' + "[" * 100_000, "nested"),
         ('{"version": 1, "id": "s", "messages": [], "runs": [], "x": "\\ud800"}', "surrogate"),
-        ('{"version": 1, "id": "s", "messages": [], "runs": [], "x": 9007199254740993}', "integer beyond"),
+        (
+            '{"version": 1, "id": "s", "messages": [], "runs": [], "x": 9007199254740993}',
+            "integer beyond",
+        ),
     ],
 )
 def test_legacy_files_that_are_not_strict_json_are_refused_typed(

@@ -399,7 +399,7 @@ class Redactor:
         if cached is not None:
             return cached
         result = self._matcher.matches(key)
-        if self._cache_limit:
+        if self._cache_limit and key.isascii():  # the fast path trusts cached keys as ASCII
             cache = self._key_cache
             if len(cache) >= self._cache_limit:
                 cache.clear()
@@ -554,10 +554,12 @@ class Redactor:
         cache = self._key_cache
         out: dict[str, JsonValue] = {}
         for key, child in source.items():
-            if key.__class__ is not str or not key.isascii():
+            if key.__class__ is not str:
                 return None
-            sensitive = cache.get(key)
+            sensitive = cache.get(key)  # only ASCII keys are cached
             if sensitive is None:
+                if not key.isascii():
+                    return None  # maybe a lone surrogate: the walk repairs it
                 sensitive = self.is_sensitive_key(key)
             if sensitive:
                 if child is UNSET:

@@ -177,10 +177,10 @@ def _fast_turn(items: Sequence[NewSessionItem], stamp: str) -> PreparedTurn | No
         ascii_stamps = stamp.isascii()
     elif stamp_types <= _STR_OR_NONE and "" not in stamps:
         created = [value or stamp for value in stamps]
-        ascii_stamps = _all_ascii(created)
+        ascii_stamps = _join(created).isascii()
     else:
         return None
-    if not (ascii_stamps and _all_ascii(ids) and _all_ascii(kinds)):
+    if not (ascii_stamps and _join(ids).isascii() and _join(kinds).isascii()):
         return None  # maybe a lone surrogate: the shared rules decide
     try:
         text = _encode(payloads)
@@ -197,8 +197,7 @@ def _fast_turn(items: Sequence[NewSessionItem], stamp: str) -> PreparedTurn | No
     return _encode_turn(list(ids), list(kinds), body, created, stamp, text)
 
 
-def _all_ascii(texts: Iterable[str]) -> bool:
-    return all(map(str.isascii, texts))
+_join = "".join
 
 
 def _encode_turn(
