@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from actoviq.core import JsonValue, dumps_compact, find_json_violation, loads_strict
+from actoviq.core import JsonValue, JsonValueError, dumps_compact, find_json_violation, loads_strict
 from actoviq.workflow.errors import WorkflowMessageLimitError, WorkflowProtocolError
 
 __all__ = [
@@ -57,7 +57,13 @@ def decode_message(line: bytes) -> dict[str, JsonValue]:
         message = loads_strict(text)
     except RecursionError:
         raise WorkflowProtocolError("Workflow child emitted JSON nested too deeply.") from None
-    except (ValueError, TypeError):  # JSONDecodeError, and JsonValueError (a TypeError)
+    except JsonValueError as error:
+        if error.path == "$":  # a NaN/Infinity literal (not JSON), or a bad top-level value
+            raise WorkflowProtocolError("Workflow child emitted invalid JSON.") from None
+        raise WorkflowProtocolError(  # 1e400, 2^53 + 1, "\ud800", too deep (core rules, D2)
+            f"Workflow child emitted a value that is not strict JSON at {error.path[:200]}."
+        ) from None
+    except (ValueError, TypeError):  # JSONDecodeError
         raise WorkflowProtocolError("Workflow child emitted invalid JSON.") from None
     where = find_json_violation(message)
     if where is not None:  # e.g. 1e400 parses as inf
