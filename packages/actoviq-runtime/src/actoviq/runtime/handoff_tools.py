@@ -18,7 +18,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import ClassVar, Final
 
 from actoviq.core import (
@@ -30,11 +30,13 @@ from actoviq.core import (
     ToolResultItem,
 )
 from actoviq.providers import ModelToolDefinition
+from actoviq.runtime.tools import PendingTool, PendingToolState
 
 __all__ = [
     "HANDOFF_TOOL_INPUT_SCHEMA",
     "HandoffToolError",
     "handoff_call_item",
+    "handoff_outcome",
     "handoff_tool_definitions",
     "handoff_tools",
     "ignored_handoff_result",
@@ -136,3 +138,31 @@ def ignored_handoff_result(call: ToolCallItem, executed: HandoffRef) -> ToolResu
             "retryable": False,
         },
     )
+
+
+def _handoff_id(item: HandoffCallItem) -> str:
+    metadata = item.metadata or {}
+    handoff_id = metadata.get("handoffId")
+    return handoff_id if isinstance(handoff_id, str) else item.target_agent_id
+
+
+def handoff_outcome(
+    current: HandoffCallItem | None,
+    pending: PendingTool,
+    ref: HandoffRef,
+    handoffs: Mapping[str, HandoffRef],
+) -> tuple[HandoffCallItem | None, ToolResultItem | None]:
+    """The run's handoff after the model's handoff call ``pending``, and the result to commit.
+
+    The first handoff of a turn transfers; a later one gets an error result. A call already
+    committed (a resumed turn) re-derives the handoff and commits nothing.
+    """
+    call = pending.call
+    if pending.state is PendingToolState.COMMITTED:
+        result = pending.result
+        if current is None and result is not None and result.status == "success":
+            return handoff_call_item(call, ref), None
+        return current, None
+    if current is None:
+        return handoff_call_item(call, ref), transferred_result(call, ref)
+    return current, ignored_handoff_result(call, handoffs[_handoff_id(current)])

@@ -14,6 +14,7 @@ from actoviq.core import RunError, RunLimits, RunLimitsPatch
 from actoviq.runtime.errors import InterruptionDecisionError, RunStateError
 from actoviq.runtime.parts import AgentEntry
 from actoviq.runtime.state import SerializedRunState
+from actoviq.runtime.tool_suspension import suspended_interruptions
 from actoviq.runtime.tools import InterruptionDecision, plan_resume, reconciliation_interruption_id
 
 __all__ = ["check_decisions", "check_resumable", "resume_deadline"]
@@ -63,6 +64,10 @@ def check_decisions(
         by_id[decision.interruption_id] = decision
     matched: set[str] = set()
     for pending in state.pending_tools:
+        nested = suspended_interruptions(pending, state.interruptions)
+        if nested:  # a suspended tool validates its own decisions when it runs again
+            matched.update(entry.id for entry in nested if entry.id in by_id)
+            continue
         ids = [reconciliation_interruption_id(state.run_id, pending.call.id)]
         if pending.interruption_id is not None:
             ids.insert(0, pending.interruption_id)

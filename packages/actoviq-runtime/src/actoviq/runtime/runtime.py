@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
-from typing import Any, Final, Self, Unpack
+from typing import Any, Final, Self, Unpack, get_args
 
 import attrs
 
@@ -26,6 +26,7 @@ from actoviq.core import (
     AbortSignal,
     AgentSpec,
     CanonicalItem,
+    JsonValue,
     ModelRefParts,
     RunError,
     RunLimits,
@@ -40,6 +41,7 @@ from actoviq.events import (
     EventSink,
     FailureMode,
     IdFactory,
+    KnownEventType,
     RandomIdFactory,
     RedactionPolicy,
     SystemClock,
@@ -90,6 +92,9 @@ DEFAULT_MAX_TOOL_THREADS: Final = min(32, (os.cpu_count() or 1) + 4)
 """Worker threads for plain (non-``async``) tools: the size of asyncio's default executor."""
 _MAX_SAFE: Final = 2**53 - 1
 _new_run_id: Final = RandomIdFactory().event_id  # UUIDv4 text, like str(uuid.uuid4())
+_RESERVED_EVENT_TYPES: Final = frozenset(
+    (*get_args(KnownEventType), "handoff.prepared", "handoff.requested", "tool.suspended")
+)
 
 AgentInput = str | CanonicalItem | Sequence[CanonicalItem]
 """What a run starts from: text (a user message), one canonical item, or a list of items."""
@@ -476,6 +481,28 @@ class AgentRuntime:
                 :func:`actoviq.runtime.handoff.prepare_handoff`; an aborted signal's reason.
         """
         return await prepare_handoff(self, request)
+
+    async def emit_run_event(self, run_id: str, type: str, data: JsonValue = None) -> bool:
+        """Emit a host event into an executing run: its sequence, sinks and stream.
+
+        For layers above the runtime (orchestration reports its children in the parent run).
+        Returns False, emitting nothing, when ``run_id`` is not executing on this runtime.
+
+        Raises:
+            RunError: ``RUN_EVENT_RESERVED`` for one of the runtime's own event types.
+        """
+        if type in _RESERVED_EVENT_TYPES or not isinstance(type, str) or not type.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise RunError(
+                f'Event type "{type}" is reserved for the runtime or empty.',
+                code="RUN_EVENT_RESERVED",
+                run_id=run_id,
+                phase="runtime",
+            )
+        execution = self._active.get(run_id)
+        if execution is None or execution.terminal:
+            return False
+        await execution.emit(type, data)
+        return True
 
     def run_sync(
         self, agent: AgentSpec[Any, Any], input: AgentInput, **options: Any

@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 
 from actoviq.core import (
-    HandoffCallItem,
     HandoffRef,
     Interruption,
     JsonObject,
@@ -41,13 +40,15 @@ from actoviq.core import (
     ToolResultItem,
     iso_now,
 )
-from actoviq.runtime.handoff_tools import (
-    handoff_call_item,
-    ignored_handoff_result,
-    transferred_result,
-)
+from actoviq.runtime.handoff_tools import handoff_outcome
 from actoviq.runtime.middleware import MiddlewareStage
 from actoviq.runtime.state import ResolvedDecision
+from actoviq.runtime.tool_suspension import (
+    interruptions_of,
+    mark_suspension,
+    resumption_for,
+    suspended_interruptions,
+)
 from actoviq.runtime.tools import (
     InterruptionDecision,
     PendingTool,
@@ -61,6 +62,8 @@ from actoviq.runtime.tools import (
     ToolFailure,
     ToolInterruptionRequiredError,
     ToolOutput,
+    ToolResumption,
+    ToolSuspension,
     denial_result,
     failure_result,
     is_parallel_safe,
@@ -162,6 +165,7 @@ class _ToolTurn:
         self.ready: dict[int, PreparedToolCall] = {}
         self.reporters: dict[int, _ProgressReporter] = {}
         self.late: list[Interruption] = []
+        self.suspensions: dict[str, ToolSuspension] = {}
         self.finalized = False
 
     # -- pass 1: decide ---------------------------------------------------------------------------
@@ -170,6 +174,10 @@ class _ToolTurn:
         ex = self.ex
         interruptions: list[Interruption] = []
         for index in range(len(ex.pending)):
+            nested = suspended_interruptions(ex.pending[index], ex.interruptions)
+            if nested:
+                interruptions.extend(await self._continue_suspended(index, nested))
+                continue
             interruption = await self._decide(index)
             if interruption is not None:
                 interruptions.append(interruption)
@@ -250,18 +258,7 @@ class _ToolTurn:
             return None
         reporter = _ProgressReporter(ex, call)
         self.reporters[index] = reporter
-        context = ToolExecutionContext(
-            run_id=ex.run_id,
-            call_id=call.id,
-            signal=ex.signal,
-            deadline=time.time() * 1000 + ex.limits.tool_timeout_ms,
-            context=ex.context,
-            idempotency_key=pending.idempotency_key,
-            approval=approval,
-            workspace_id=ex.workspace_id,
-            metadata=ex.metadata,
-            progress=reporter,
-        )
+        context = self._context(pending, approval=approval, progress=reporter)
         try:
             prepared = await ex.parts.runner.prepare(
                 call.name, call.input, context, allowed_tools=ex.entry.tool_names
@@ -285,24 +282,91 @@ class _ToolTurn:
         self.ready[index] = prepared
         return None
 
+    def _context(
+        self,
+        pending: PendingTool,
+        *,
+        approval: ToolApproval | None = None,
+        resumption: ToolResumption | None = None,
+        progress: _ProgressReporter | None = None,
+    ) -> ToolExecutionContext:
+        ex = self.ex
+        return ToolExecutionContext(
+            run_id=ex.run_id,
+            call_id=pending.call.id,
+            signal=ex.signal,
+            deadline=time.time() * 1000 + ex.limits.tool_timeout_ms,
+            context=ex.context,
+            idempotency_key=pending.idempotency_key,
+            approval=approval,
+            workspace_id=ex.workspace_id,
+            metadata=ex.metadata,
+            resumption=resumption,
+            progress=progress,
+        )
+
+    async def _continue_suspended(
+        self, index: int, nested: list[Interruption]
+    ) -> list[Interruption]:
+        """A suspended call: run it again with the decisions made, or interrupt again."""
+        ex = self.ex
+        pending = ex.pending[index]
+        resumption = resumption_for(nested, self.decisions)
+        if resumption is None:
+            return nested
+        for decision in resumption.decisions:
+            self._audit(pending, decision)
+        ex.raise_if_aborted()
+        call = pending.call
+        reporter = _ProgressReporter(ex, call)
+        self.reporters[index] = reporter
+        try:
+            self.ready[index] = await ex.parts.runner.prepare(
+                call.name,
+                call.input,
+                self._context(pending, resumption=resumption, progress=reporter),
+                allowed_tools=ex.entry.tool_names,
+            )
+        except ToolExecutionError as error:
+            await self._commit_failure(index, error.failure, None)
+        return []
+
+    async def _suspend(self, index: int, pending: PendingTool, suspension: ToolSuspension) -> None:
+        """The running call suspended itself: record its interruptions (the run interrupts)."""
+        ex = self.ex
+        call = pending.call
+        # Its own earlier interruptions are being replaced; everything else open is taken.
+        earlier = interruptions_of(call.id, ex.interruptions)
+        taken = [e.id for e in (*ex.interruptions, *self.late) if e not in earlier]
+        marked = mark_suspension(call, suspension, taken)
+        if isinstance(marked, ToolFailure):
+            result = failure_result(marked, ex.parts.runner.error_formatter)
+            ex.pending[index] = _commit(pending, result)
+            await ex.save()
+            await self._announce(call, None, marked)
+            return
+        ex.pending[index] = attrs.evolve(
+            pending, state=PendingToolState.AWAITING_APPROVAL, interruption_id=marked[0].id
+        )
+        self.late.extend(marked)
+        await ex.save()
+        await ex.emit(
+            "tool.suspended",
+            {
+                "callId": call.id,
+                "name": call.name,
+                "interruptionIds": [entry.id for entry in marked],
+            },
+        )
+
     async def _handoff(self, index: int, ref: HandoffRef) -> None:
         """Record the model's handoff call: the first of the turn transfers, later ones fail."""
         ex = self.ex
         pending = ex.pending[index]
-        call = pending.call
-        if pending.state is PendingToolState.COMMITTED:  # a resumed turn: re-derive the handoff
-            result = pending.result
-            if ex.handoff is None and result is not None and result.status == "success":
-                ex.handoff = handoff_call_item(call, ref)
-            return
-        if ex.handoff is None:
-            ex.handoff = handoff_call_item(call, ref)
-            result = transferred_result(call, ref)
-        else:
-            executed = ex.entry.handoffs[_handoff_id(ex.handoff)]
-            result = ignored_handoff_result(call, executed)
-        ex.pending[index] = _commit(pending, result)
-        await ex.save()
+        ex.handoff, result = handoff_outcome(ex.handoff, pending, ref, ex.entry.handoffs)
+        if result is not None:
+            ex.pending[index] = _commit(pending, result)
+            await ex.save()
 
     def _audit(self, pending: PendingTool, decision: InterruptionDecision) -> None:
         self.ex.audit.append(
@@ -390,6 +454,9 @@ class _ToolTurn:
             return await self._invoke(prepared, call), None
         except ToolExecutionError as error:
             return None, error.failure
+        except ToolSuspension as suspension:
+            self.suspensions[call.id] = suspension
+            return None, None
 
     def _on_abort(self, index: int) -> None:
         """A cancelled run: a started side effect becomes ``unknown``; others stay replayable."""
@@ -424,6 +491,10 @@ class _ToolTurn:
             raise
         finally:
             self._settle_progress(index)
+        suspension = self.suspensions.pop(call.id, None)
+        if suspension is not None:
+            await self._suspend(index, started, suspension)
+            return
         if failure is not None and failure.kind == "cancelled" and ex.signal.aborted:
             self._on_abort(index)
             ex.raise_if_aborted()
@@ -482,8 +553,11 @@ class _ToolTurn:
         if ex.signal.aborted:
             ex.raise_if_aborted()
         formatter = ex.parts.runner.error_formatter
+        suspended = {index for index in batch if ex.pending[index].call.id in self.suspensions}
         for index, (output, failure) in zip(batch, outcomes, strict=True):
             pending = ex.pending[index]
+            if index in suspended:
+                continue
             if failure is not None:
                 result = failure_result(failure, formatter)
             else:
@@ -491,12 +565,18 @@ class _ToolTurn:
                 result = success_result(pending.call, output)
             ex.pending[index] = _commit(pending, result)
         last = batch[-1]
-        if all(p.state is PendingToolState.COMMITTED for p in ex.pending[last + 1 :]):
+        if not suspended and all(
+            p.state is PendingToolState.COMMITTED for p in ex.pending[last + 1 :]
+        ):
             self._append_results()
             self.finalized = True
         await ex.save()
-        for call, (output, failure) in zip(calls, outcomes, strict=True):
-            await self._announce(call, output, failure)
+        for index, call, (output, failure) in zip(batch, calls, outcomes, strict=True):
+            suspension = self.suspensions.pop(call.id, None)
+            if suspension is not None:
+                await self._suspend(index, ex.pending[index], suspension)
+            else:
+                await self._announce(call, output, failure)
 
     def _append_results(self) -> None:
         ex = self.ex
@@ -522,12 +602,6 @@ def _rejection_result(pending: PendingTool, decision: InterruptionDecision) -> T
             "retryable": False,
         },
     )
-
-
-def _handoff_id(item: HandoffCallItem) -> str:
-    metadata = item.metadata or {}
-    handoff_id = metadata.get("handoffId")
-    return handoff_id if isinstance(handoff_id, str) else item.target_agent_id
 
 
 def _commit(pending: PendingTool, result: ToolResultItem) -> PendingTool:

@@ -21,6 +21,7 @@ from actoviq.runtime.tools.descriptor import (
     ToolExecutionContext,
     ToolOutput,
     ToolProgressSink,
+    ToolResumption,
     ToolSchema,
     tool_effect,
 )
@@ -34,6 +35,7 @@ from actoviq.runtime.tools.errors import (
     ToolInterruptionRequiredError,
     ToolProgressError,
     ToolRegistryError,
+    ToolSuspension,
     format_failure,
 )
 from actoviq.runtime.tools.frozen import FrozenJson, freeze_json, thaw_json
@@ -117,8 +119,10 @@ __all__ = [
     "ToolProgressSink",
     "ToolRegistry",
     "ToolRegistryError",
+    "ToolResumption",
     "ToolRunner",
     "ToolSchema",
+    "ToolSuspension",
     "approval_interruption_id",
     "compile_json_schema",
     "denial_result",

@@ -22,13 +22,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 import attrs
 
-from actoviq.core import AbortSignal, JsonObject, JsonValue, clone_json_value, register_wire_class
+from actoviq.core import (
+    AbortSignal,
+    Interruption,
+    JsonObject,
+    JsonValue,
+    clone_json_value,
+    register_wire_class,
+)
 from actoviq.runtime.tools.errors import ToolDefinitionError, ToolProgressError
 from actoviq.runtime.tools.frozen import FrozenJson, freeze_json, thaw_json
+
+if TYPE_CHECKING:
+    from actoviq.runtime.tools.state import InterruptionDecision
 
 __all__ = [
     "RuntimeTool",
@@ -220,6 +230,17 @@ class ToolApproval:
 
 
 @attrs.frozen(kw_only=True, slots=True)
+class ToolResumption:
+    """Why a suspended tool runs again: what it suspended with and the host's decisions.
+
+    ``decisions`` answer some (at least one) of ``interruptions``; see ``ToolSuspension``.
+    """
+
+    interruptions: tuple[Interruption, ...]
+    decisions: tuple[InterruptionDecision, ...]
+
+
+@attrs.frozen(kw_only=True, slots=True)
 class ToolExecutionContext:
     """What a tool (and a policy) sees of its invocation.
 
@@ -239,6 +260,7 @@ class ToolExecutionContext:
     workspace_id: str | None = None
     metadata: JsonObject | None = None
     progress: ToolProgressSink | None = None
+    resumption: ToolResumption | None = None
 
     async def report_progress(
         self,

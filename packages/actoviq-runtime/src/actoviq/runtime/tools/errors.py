@@ -2,15 +2,24 @@
 
 A :class:`ToolExecutionError` is an *expected* tool outcome: the runtime turns it into an error
 ``tool_result`` and the run continues. :class:`ToolInterruptionRequiredError` pauses the run for an
-approval. :class:`ToolCallDenied` is what a ``beforeToolCall`` middleware raises to deny a call
-gracefully. Everything else (definition and registry errors) is a programming error.
+approval. :class:`ToolSuspension`, raised by a running tool, pauses the run until the host decides
+the interruptions it carries (a child agent's approval). :class:`ToolCallDenied` is what a
+``beforeToolCall`` middleware raises to deny a call gracefully. Everything else (definition and
+registry errors) is a programming error.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
-from actoviq.core import ActoviqError, ToolExecutionError, ToolFailure, ToolFailureKind
+from actoviq.core import (
+    ActoviqError,
+    Interruption,
+    ToolExecutionError,
+    ToolFailure,
+    ToolFailureKind,
+)
 
 if TYPE_CHECKING:
     from actoviq.runtime.tools.policy import InterruptDecision
@@ -25,6 +34,7 @@ __all__ = [
     "ToolInterruptionRequiredError",
     "ToolProgressError",
     "ToolRegistryError",
+    "ToolSuspension",
     "format_failure",
 ]
 
@@ -53,6 +63,27 @@ class ToolInterruptionRequiredError(ActoviqError):
     def interruption_id(self) -> str:
         """The id an ``InterruptionDecision`` must name."""
         return self.decision.interruption_id
+
+
+class ToolSuspension(ActoviqError):
+    """Raised by a running tool to pause the run until the host decides ``interruptions``.
+
+    The call becomes ``awaiting_approval``; the run ends ``interrupted`` with these interruptions
+    (their ``metadata`` gains ``suspendedCallId``/``suspendedToolName``) and the state keeps them.
+    ``resume()`` with decisions for any of them invokes the tool **again** with
+    ``ctx.resumption`` (the interruptions and the decisions), skipping the policy and approval
+    gate it already passed; without a decision the run interrupts again. Agent-as-tool uses it
+    so a child's approval surfaces in, and resumes through, the manager's run.
+    """
+
+    default_code: ClassVar[str] = "TOOL_SUSPENDED"
+
+    def __init__(self, interruptions: Sequence[Interruption]) -> None:
+        super().__init__(
+            interruptions[0].reason if interruptions else "Tool suspended.",
+            details={"interruptionIds": [entry.id for entry in interruptions]},
+        )
+        self.interruptions = tuple(interruptions)
 
 
 class ToolCallDenied(ActoviqError):

@@ -39,6 +39,7 @@ from actoviq.runtime.tools.errors import (
     ToolFailure,
     ToolFailureKind,
     ToolInterruptionRequiredError,
+    ToolSuspension,
     format_failure,
 )
 from actoviq.runtime.tools.policy import (
@@ -171,6 +172,10 @@ class ToolRunner:
             key = idempotency_key_for(ctx.run_id, ctx.call_id, descriptor.effect)
             if key is not None:
                 ctx = attrs.evolve(ctx, idempotency_key=key)
+        if ctx.resumption is not None:
+            # A suspended call continues: it passed the policy and the approval gate when it
+            # first started, and the host has just decided what it was waiting for.
+            return PreparedToolCall(tool=tool, input=parsed, context=ctx)
         if self.policy is not None:
             decision = await self._authorize(
                 ToolAuthorizationRequest(tool=descriptor, input=parsed, context=ctx), name, ctx
@@ -216,6 +221,7 @@ class ToolRunner:
             ToolExecutionError: ``cancelled`` (signal aborted before or during the call),
                 ``timeout``, ``execution`` (the tool raised) or ``validation`` (bad output).
             ToolInterruptionRequiredError: the tool itself raised it.
+            ToolSuspension: the tool suspended itself until the host decides.
         """
         ctx = prepared.context
         name = prepared.name
@@ -250,7 +256,7 @@ class ToolRunner:
             else:
                 async with scope:
                     result = await self._call(prepared, call_ctx)
-        except (ToolExecutionError, ToolInterruptionRequiredError):
+        except (ToolExecutionError, ToolInterruptionRequiredError, ToolSuspension):
             raise
         except TimeoutError as error:
             if scope is not None and scope.expired():

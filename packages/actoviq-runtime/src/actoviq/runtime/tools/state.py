@@ -77,7 +77,14 @@ _TRANSITIONS: dict[PendingToolState, frozenset[PendingToolState]] = {
             PendingToolState.AWAITING_APPROVAL,
         }
     ),
-    PendingToolState.STARTED: frozenset({PendingToolState.COMMITTED, PendingToolState.UNKNOWN}),
+    # STARTED -> AWAITING_APPROVAL: the running tool suspended itself (ToolSuspension).
+    PendingToolState.STARTED: frozenset(
+        {
+            PendingToolState.COMMITTED,
+            PendingToolState.UNKNOWN,
+            PendingToolState.AWAITING_APPROVAL,
+        }
+    ),
     PendingToolState.UNKNOWN: frozenset({PendingToolState.COMMITTED, PendingToolState.STARTED}),
     PendingToolState.COMMITTED: frozenset(),
 }
