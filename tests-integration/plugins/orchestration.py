@@ -1,0 +1,87 @@
+"""Release gate: every canonical item survives what actoviq-orchestration persists.
+
+An agent tool whose child waits for an approval suspends the manager's call; the child's run state
+(its transcript: canonical items) travels inside the manager's interruption metadata, is
+persisted with the manager's run state, and is read back when the manager resumes. The check runs
+that path with the real ``AgentTool`` code and the runtime's state (de)serialisation, through
+strict JSON text; the persisted scope record rides along and must round-trip too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, cast
+
+from harness import register_persistence
+
+from actoviq.core import AgentSpec, CanonicalItem, Interruption, RunResult, Usage
+from actoviq.events import SequentialIdFactory, create_root_trace_context
+from actoviq.orchestration import (
+    AgentTool,
+    ChildRunOutcome,
+    ChildRunner,
+    PersistedScope,
+    RunTree,
+    persist_scope,
+)
+from actoviq.providers import ModelRegistry
+from actoviq.runtime import AgentRuntime, SerializedRunState
+
+
+def _state(run_id: str, items: Sequence[CanonicalItem], **extra: Any) -> SerializedRunState:
+    return SerializedRunState(
+        run_id=run_id,
+        agent_id="gate-agent",
+        agent_config_digest="sha256v1:gate",
+        status="interrupted",
+        trace=create_root_trace_context(run_id, ids=SequentialIdFactory()),
+        started_at="2026-01-01T00:00:00.000Z",
+        turn=1,
+        input=tuple(items[:1]),
+        transcript=tuple(items),
+        generated_items=tuple(items[1:]),
+        usage=Usage(),
+        remaining_run_ms=1000,
+        **extra,
+    )
+
+
+async def _suspended_child_roundtrip(items: Sequence[CanonicalItem]) -> Sequence[CanonicalItem]:
+    async with AgentRuntime(models=ModelRegistry([])) as runtime:
+        runner = ChildRunner(runtime, RunTree(ids=SequentialIdFactory()))
+        root = runner.create_root(run_id="gate-root")
+        child = runner.tree.derive_child(root, "gate-child")
+        scope_record = json.dumps((await persist_scope(child)).to_json(), allow_nan=False)
+        assert PersistedScope.from_json(json.loads(scope_record)).to_json() == json.loads(
+            scope_record
+        )
+        child_state = _state("gate-child", items).to_json()
+        approval = Interruption(id="gate-child:c1", kind="approval", reason="gate")
+        outcome = ChildRunOutcome(
+            status="interrupted",
+            attempts=1,
+            scope=child,
+            result=RunResult(
+                run_id="gate-child",
+                agent_id="gate-agent",
+                status="interrupted",
+                output="",
+                items=tuple(items),
+                usage=Usage(),
+                started_at="2026-01-01T00:00:00.000Z",
+                completed_at="2026-01-01T00:00:01.000Z",
+                interruptions=(approval,),
+                state=child_state,
+            ),
+        )
+        tool = AgentTool(AgentSpec(id="gate-agent", name="Gate", instructions="x"), runner)
+        nested = tool._suspended(outcome)  # pyright: ignore[reportPrivateUsage]
+        manager = _state("gate-root", items[:1], interruptions=tuple(nested))
+        text = json.dumps(manager.to_json(), allow_nan=False)
+    restored = SerializedRunState.from_json(json.loads(text))
+    carried = cast(dict[str, Any], (restored.interruptions[0].metadata or {})["childState"])
+    return SerializedRunState.from_json(carried).transcript
+
+
+register_persistence("orchestration-suspended-child", _suspended_child_roundtrip)
