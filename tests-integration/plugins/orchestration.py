@@ -19,8 +19,8 @@ from actoviq.core import AgentSpec, CanonicalItem, Interruption, RunResult, Usag
 from actoviq.events import SequentialIdFactory, create_root_trace_context
 from actoviq.orchestration import (
     AgentTool,
-    ChildRunOutcome,
     ChildRunner,
+    ChildRunOutcome,
     PersistedScope,
     RunTree,
     persist_scope,
