@@ -7,17 +7,28 @@ names no open interruption (or does not fit its call) fails the call, not the ru
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 
-from actoviq.core import RunError, RunLimits, RunLimitsPatch
+from actoviq.core import RunError, RunLimits, RunLimitsPatch, ToolResultItem
 from actoviq.runtime.errors import InterruptionDecisionError, RunStateError
 from actoviq.runtime.parts import AgentEntry
 from actoviq.runtime.state import SerializedRunState
 from actoviq.runtime.tool_suspension import suspended_interruptions
-from actoviq.runtime.tools import InterruptionDecision, plan_resume, reconciliation_interruption_id
+from actoviq.runtime.tools import (
+    InterruptionDecision,
+    PendingTool,
+    plan_resume,
+    reconciliation_interruption_id,
+)
 
-__all__ = ["check_decisions", "check_resumable", "resume_deadline"]
+__all__ = [
+    "check_decisions",
+    "check_resumable",
+    "decision_for",
+    "rejection_result",
+    "resume_deadline",
+]
 
 
 def check_resumable(state: SerializedRunState, entry: AgentEntry | None) -> AgentEntry:
@@ -104,3 +115,28 @@ def resume_deadline(
         except ValueError:
             return now + resolved.run_deadline_ms, True
     return now + resolved.run_deadline_ms, False
+
+
+def decision_for(
+    run_id: str, pending: PendingTool, decisions: Mapping[str, InterruptionDecision]
+) -> InterruptionDecision | None:
+    """The decision that answers ``pending`` (by its interruption id or reconciliation id)."""
+    if not decisions:
+        return None
+    if pending.interruption_id is not None and pending.interruption_id in decisions:
+        return decisions[pending.interruption_id]
+    return decisions.get(reconciliation_interruption_id(run_id, pending.call.id))
+
+
+def rejection_result(pending: PendingTool, decision: InterruptionDecision) -> ToolResultItem:
+    """The ``denied`` result of a rejected approval, as the reference writes it (03 §1.18)."""
+    return ToolResultItem(
+        call_id=pending.call.id,
+        name=pending.call.name,
+        status="error",
+        output={
+            "kind": "denied",
+            "message": decision.reason or "Approval rejected.",
+            "retryable": False,
+        },
+    )

@@ -57,15 +57,17 @@ def interruptions_of(call_id: str, interruptions: Iterable[Interruption]) -> lis
 
 
 def mark_suspension(
-    call: ToolCallItem, suspension: ToolSuspension, taken: Iterable[str]
+    call: ToolCallItem, suspension: ToolSuspension, open_now: Iterable[Interruption]
 ) -> list[Interruption] | ToolFailure:
     """The suspension's interruptions marked with ``call``, or the failure of a bad suspension.
 
     A suspension needs at least one :class:`Interruption` and ids that are unique and not
-    already open in the run (``taken``).
+    already open in the run (``open_now``; the call's own earlier ones are being replaced).
     """
     entries = suspension.interruptions
-    seen = set(taken)
+    opened = tuple(open_now)
+    earlier = interruptions_of(call.id, opened)
+    seen = {entry.id for entry in opened if entry not in earlier}
     valid = bool(entries)
     for entry in entries:
         if not isinstance(entry, Interruption) or entry.id in seen:  # pyright: ignore[reportUnnecessaryIsInstance]

@@ -36,15 +36,16 @@ from actoviq.core import (
     HandoffRef,
     Interruption,
     JsonObject,
+    JsonValue,
     ToolCallItem,
     ToolResultItem,
     iso_now,
 )
 from actoviq.runtime.handoff_tools import handoff_outcome
 from actoviq.runtime.middleware import MiddlewareStage
+from actoviq.runtime.resume import decision_for, rejection_result
 from actoviq.runtime.state import ResolvedDecision
 from actoviq.runtime.tool_suspension import (
-    interruptions_of,
     mark_suspension,
     resumption_for,
     suspended_interruptions,
@@ -100,17 +101,6 @@ def prepare_pending(execution: RunExecution, calls: Sequence[ToolCallItem]) -> l
             effect = "read" if call.name in handoffs else "side-effect"
         pending.append(PendingTool.prepare(call, effect, run_id=execution.run_id))
     return pending
-
-
-def decision_for(
-    run_id: str, pending: PendingTool, decisions: Mapping[str, InterruptionDecision]
-) -> InterruptionDecision | None:
-    """The decision that answers ``pending`` (by its interruption id or reconciliation id)."""
-    if not decisions:
-        return None
-    if pending.interruption_id is not None and pending.interruption_id in decisions:
-        return decisions[pending.interruption_id]
-    return decisions.get(reconciliation_interruption_id(run_id, pending.call.id))
 
 
 async def finish_turn(
@@ -205,7 +195,7 @@ class _ToolTurn:
             assert decision is not None
             if action is ResumeAction.REJECT:
                 # reference 03 §1.18: the decision's reason verbatim (no formatter)
-                result = _rejection_result(pending, decision)
+                result = rejection_result(pending, decision)
             else:
                 result = reconciliation_result(pending, decision, ex.parts.runner.error_formatter)
             ex.pending[index] = _commit(pending, result)
@@ -335,28 +325,19 @@ class _ToolTurn:
         """The running call suspended itself: record its interruptions (the run interrupts)."""
         ex = self.ex
         call = pending.call
-        # Its own earlier interruptions are being replaced; everything else open is taken.
-        earlier = interruptions_of(call.id, ex.interruptions)
-        taken = [e.id for e in (*ex.interruptions, *self.late) if e not in earlier]
-        marked = mark_suspension(call, suspension, taken)
+        marked = mark_suspension(call, suspension, (*ex.interruptions, *self.late))
         if isinstance(marked, ToolFailure):
-            result = failure_result(marked, ex.parts.runner.error_formatter)
-            ex.pending[index] = _commit(pending, result)
-            await ex.save()
-            await self._announce(call, None, marked)
+            ex.pending[index] = pending
+            await self._commit_failure(index, marked, None)
             return
         ex.pending[index] = attrs.evolve(
             pending, state=PendingToolState.AWAITING_APPROVAL, interruption_id=marked[0].id
         )
         self.late.extend(marked)
         await ex.save()
+        ids: list[JsonValue] = [entry.id for entry in marked]
         await ex.emit(
-            "tool.suspended",
-            {
-                "callId": call.id,
-                "name": call.name,
-                "interruptionIds": [entry.id for entry in marked],
-            },
+            "tool.suspended", {"callId": call.id, "name": call.name, "interruptionIds": ids}
         )
 
     async def _handoff(self, index: int, ref: HandoffRef) -> None:
@@ -588,20 +569,6 @@ class _ToolTurn:
         ex.transcript.extend(results)
         ex.pending = []
         ex.interruptions = []
-
-
-def _rejection_result(pending: PendingTool, decision: InterruptionDecision) -> ToolResultItem:
-    """The ``denied`` result of a rejected approval, as the reference writes it (03 §1.18)."""
-    return ToolResultItem(
-        call_id=pending.call.id,
-        name=pending.call.name,
-        status="error",
-        output={
-            "kind": "denied",
-            "message": decision.reason or "Approval rejected.",
-            "retryable": False,
-        },
-    )
 
 
 def _commit(pending: PendingTool, result: ToolResultItem) -> PendingTool:
