@@ -330,3 +330,32 @@ async def test_export_timeout_bounds_flush() -> None:
         provider.release.set()
     fine = OpenTelemetrySink(tracer_provider=TracerProvider())
     assert await fine.force_flush() is True
+
+
+async def test_a_child_that_starts_after_its_parent_ended_joins_the_parents_trace(
+    otel: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    # A handoff target starts after the run that handed off completed: its span must still
+    # nest under that run's span (the root's trace id is the SDK's, not the envelope's).
+    provider, exporter = otel
+    ids = SequentialIdFactory()
+    sink = OpenTelemetrySink(tracer_provider=provider)
+    async with EventDispatcher(default_processors(), [sink]) as dispatcher:
+        root = create_root_trace_context("source", ids=ids)
+        source = EventEmitter(root, dispatcher, ids=ids, clock=ManualClock())
+        await source.emit("run.started", {"agentId": "triage"})
+        await source.emit("run.completed", {"status": "completed", "usage": USAGE})
+        target = EventEmitter(
+            create_child_trace_context("target", parent=root, ids=ids),
+            dispatcher,
+            ids=ids,
+            clock=ManualClock(),
+        )
+        await target.emit("run.started", {"agentId": "billing"})
+        await target.emit("run.completed", {"status": "completed", "usage": USAGE})
+    names = _by_name(exporter.get_finished_spans())
+    triage = names["invoke_agent triage"][0]
+    billing = names["invoke_agent billing"][0]
+    assert _parent_id(billing) == _span_id(triage)
+    assert billing.context is not None and triage.context is not None
+    assert billing.context.trace_id == triage.context.trace_id

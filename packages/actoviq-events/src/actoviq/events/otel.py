@@ -163,6 +163,9 @@ class OpenTelemetrySink:
         self._max_length = max_attribute_length
         self._export_timeout = export_timeout
         self._runs: OrderedDict[str, _RunState] = OrderedDict()
+        # Spans of runs that already ended, so a child started after its parent ended (a
+        # handoff target, a resumed child) still nests under it in the same trace.
+        self._ended: OrderedDict[str, SpanContext] = OrderedDict()
         self._seen: set[str] = set()
         self._seen_order: deque[str] = deque()
         self._max_seen = max_seen_event_ids
@@ -246,6 +249,9 @@ class OpenTelemetrySink:
             parent = self._runs.get(event.parent_run_id)
             if parent is not None:
                 return trace.set_span_in_context(parent.run.span)
+            ended = self._ended.get(event.parent_run_id)
+            if ended is not None:
+                return trace.set_span_in_context(NonRecordingSpan(ended))
         if event.parent_span_id is not None:
             try:
                 remote = SpanContext(
@@ -349,7 +355,15 @@ class OpenTelemetrySink:
         self._apply(state, event, data, when)
         if is_terminal_event_type(event.type):
             self._runs.pop(event.run_id, None)
+            self._remember_ended(event.run_id, state.run.span.get_span_context())
             self._terminal(state, event, data, when)
+
+    def _remember_ended(self, run_id: str, context: SpanContext) -> None:
+        ended = self._ended
+        ended[run_id] = context
+        ended.move_to_end(run_id)
+        while len(ended) > self._max_runs:
+            ended.popitem(last=False)
 
     def _remember(self, event_id: str) -> None:
         self._seen.add(event_id)
