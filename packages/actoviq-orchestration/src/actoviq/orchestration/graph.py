@@ -23,10 +23,11 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import heapq
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar, Final, Literal, TypeAlias, cast
+from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 import attrs
 
@@ -270,6 +271,12 @@ class WorkflowGraph:
 
 
 class _Execution:
+    """One execution of a graph.
+
+    Activation is incremental (each edge is decided once, when its target's last predecessor
+    settles) and completions arrive on one queue (no wait over every running task per step).
+    """
+
     def __init__(
         self, graph: WorkflowGraph, input: Any, scope: OrchestrationScope, limit: int
     ) -> None:
@@ -277,67 +284,77 @@ class _Execution:
         self.input = input
         self.scope = scope
         self.limit = limit
-        self.status: dict[str, WorkflowNodeStatus] = dict.fromkeys(graph.order, "pending")
+        order = graph.order
+        self.rank = {node: index for index, node in enumerate(order)}
+        self.status: dict[str, WorkflowNodeStatus] = dict.fromkeys(order, "pending")
         self.outputs: dict[str, Any] = {}
-        self.active_edges: dict[tuple[str, str], bool] = {}
+        self.waiting = {node: len(graph._incoming[node]) for node in order}  # pyright: ignore[reportPrivateUsage]
+        self.outgoing: dict[str, list[WorkflowEdge]] = {node: [] for node in order}
+        for edge in graph.edges:
+            self.outgoing[edge.source].append(edge)
+        self.settled: list[str] = []  # nodes whose successors still have to be told
+        self.ready: list[int] = []  # heap of topological ranks
         self.running: dict[asyncio.Task[Any], str] = {}
+        self.finished: asyncio.Queue[asyncio.Task[Any]] = asyncio.Queue()
         self.controller = AbortController()
 
     def _ordered_outputs(self) -> Mapping[str, Any]:
+        if not self.outputs:
+            return MappingProxyType({})
         return MappingProxyType(
             {node: self.outputs[node] for node in self.graph.order if node in self.outputs}
         )
 
-    async def _edge_active(self, edge: WorkflowEdge) -> bool:
-        key = (edge.source, edge.target)
-        known = self.active_edges.get(key)
-        if known is not None:
-            return known
-        active = self.status[edge.source] == "completed"
-        if active and edge.when is not None:
-            route = RouteContext(
-                input=self.input,
-                scope=self.scope,
-                source=edge.source,
-                target=edge.target,
-                source_output=self.outputs.get(edge.source),
-                outputs=self._ordered_outputs(),
-            )
-            self.scope.signal.throw_if_aborted()
-            active = bool(await _call(edge.when, route))
-        self.active_edges[key] = active
-        return active
+    async def _decide(self, node_id: str) -> None:
+        """All predecessors settled: evaluate the incoming edges once, then ready or skipped."""
+        incoming = self.graph._incoming[node_id]  # pyright: ignore[reportPrivateUsage]
+        flags: list[bool] = []
+        for edge in incoming:
+            active = self.status[edge.source] == "completed"
+            if active and edge.when is not None:
+                self.scope.signal.throw_if_aborted()
+                route = RouteContext(
+                    input=self.input,
+                    scope=self.scope,
+                    source=edge.source,
+                    target=edge.target,
+                    source_output=self.outputs.get(edge.source),
+                    outputs=self._ordered_outputs(),
+                )
+                active = bool(await _call(edge.when, route))
+            flags.append(active)
+        node = self.graph.nodes[node_id]
+        if not incoming:
+            ready = True
+        elif node.activation == "all":
+            ready = all(flags)
+        else:
+            ready = any(flags)
+        if ready:
+            self.status[node_id] = "ready"
+            heapq.heappush(self.ready, self.rank[node_id])
+        else:
+            self.status[node_id] = "skipped"
+            self.settled.append(node_id)
 
-    async def _activate(self) -> bool:
-        progressed = False
-        graph = self.graph
-        for node_id in graph.order:
-            if self.status[node_id] != "pending":
-                continue
-            incoming = graph._incoming[node_id]  # pyright: ignore[reportPrivateUsage]
-            if any(self.status[e.source] not in ("completed", "skipped") for e in incoming):
-                continue
-            flags = [await self._edge_active(edge) for edge in incoming]
-            node = graph.nodes[node_id]
-            if not incoming:
-                ready = True
-            elif node.activation == "all":
-                ready = all(flags)
-            else:
-                ready = any(flags)
-            self.status[node_id] = "ready" if ready else "skipped"
-            progressed = True
-        return progressed
+    async def _propagate(self) -> None:
+        """Tell the successors of every settled node; decide those now fully settled."""
+        while self.settled:
+            self.settled.sort(key=self.rank.__getitem__, reverse=True)
+            node_id = self.settled.pop()
+            decided: list[str] = []
+            for edge in self.outgoing[node_id]:
+                self.waiting[edge.target] -= 1
+                if self.waiting[edge.target] == 0:
+                    decided.append(edge.target)
+            for target in sorted(decided, key=self.rank.__getitem__):
+                await self._decide(target)
 
-    def _start(self) -> bool:
-        started = False
-        for node_id in self.graph.order:
-            if len(self.running) >= self.limit:
-                break
-            if self.status[node_id] != "ready":
-                continue
+    def _start(self) -> None:
+        order = self.graph.order
+        while self.ready and len(self.running) < self.limit:
+            node_id = order[heapq.heappop(self.ready)]
             node = self.graph.nodes[node_id]
-            outputs = self._ordered_outputs()
             inputs: Mapping[str, Any] = MappingProxyType({})
             if node.reduce is not None:
                 incoming = self.graph._incoming[node_id]  # pyright: ignore[reportPrivateUsage]
@@ -353,16 +370,15 @@ class _Execution:
                 input=self.input,
                 scope=self.scope,
                 signal=self.controller.signal,
-                outputs=outputs,
+                outputs=self._ordered_outputs(),
                 inputs=inputs,
             )
             fn = node.execute if node.execute is not None else node.reduce
             assert fn is not None
             task = asyncio.get_running_loop().create_task(_call(fn, context))
+            task.add_done_callback(self.finished.put_nowait)
             self.running[task] = node_id
             self.status[node_id] = "running"
-            started = True
-        return started
 
     async def _cancel_running(self) -> None:
         tasks = list(self.running)
@@ -372,9 +388,24 @@ class _Execution:
             await asyncio.wait(tasks)
         self.running.clear()
 
+    async def _next_finished(self, aborted: asyncio.Future[object]) -> asyncio.Task[Any]:
+        if self.finished.qsize():
+            return self.finished.get_nowait()
+        getter = asyncio.ensure_future(self.finished.get())
+        try:
+            await asyncio.wait({getter, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not getter.done():
+                getter.cancel()
+        if getter.done() and not getter.cancelled():
+            return getter.result()
+        self.scope.signal.throw_if_aborted()
+        self.controller.signal.throw_if_aborted()
+        raise asyncio.CancelledError()  # pragma: no cover - aborted without a reason
+
     async def execute(self) -> WorkflowGraphResult:
         remove = self.scope.signal.add_listener(self.controller.abort)
-        aborted = asyncio.get_running_loop().create_future()
+        aborted: asyncio.Future[object] = asyncio.get_running_loop().create_future()
 
         def on_abort(reason: object) -> None:
             if not aborted.done():
@@ -382,34 +413,30 @@ class _Execution:
 
         remove_abort = self.controller.signal.add_listener(on_abort)
         try:
+            for node_id in self.graph.order:
+                if self.waiting[node_id] == 0:
+                    await self._decide(node_id)
+            await self._propagate()
             while True:
-                progressed = await self._activate()
-                progressed = self._start() or progressed
+                self._start()
                 if not self.running:
                     if all(s in ("completed", "skipped") for s in self.status.values()):
                         break
-                    if not progressed:
-                        raise WorkflowGraphError(
-                            "Workflow scheduler reached an invalid stalled state."
-                        )
+                    raise WorkflowGraphError("Workflow scheduler reached an invalid stalled state.")
+                task = await self._next_finished(aborted)
+                node_id = self.running.pop(task, None)
+                if node_id is None:
                     continue
-                done, _ = await asyncio.wait(
-                    {*self.running, aborted}, return_when=asyncio.FIRST_COMPLETED
-                )
-                if aborted in done:
-                    self.scope.signal.throw_if_aborted()
-                    self.controller.signal.throw_if_aborted()
-                finished = [cast(asyncio.Task[Any], t) for t in done if t in self.running]
-                for task in sorted(finished, key=lambda t: self.running[t]):
-                    node_id = self.running.pop(task)
-                    error = task.exception() if not task.cancelled() else None
-                    if task.cancelled():
-                        raise asyncio.CancelledError()
-                    if error is not None:
-                        self.controller.abort(error)
-                        raise WorkflowNodeExecutionError(node_id, error)
-                    self.outputs[node_id] = task.result()
-                    self.status[node_id] = "completed"
+                if task.cancelled():
+                    raise asyncio.CancelledError()
+                error = task.exception()
+                if error is not None:
+                    self.controller.abort(error)
+                    raise WorkflowNodeExecutionError(node_id, error)
+                self.outputs[node_id] = task.result()
+                self.status[node_id] = "completed"
+                self.settled.append(node_id)
+                await self._propagate()
         finally:
             await self._cancel_running()
             self.controller.abort(OrchestrationError("Workflow execution finished."))
