@@ -98,7 +98,10 @@ async def test_execute_handoff_moves_ownership_and_transfers_the_session() -> No
 async def test_a_failing_target_still_owns_the_conversation_with_a_handoff_error() -> None:
     provider = script(
         "specialist",
-        [RuntimeError("down"), ProviderResponseError("gone", provider_id="specialist")],
+        [
+            ProviderResponseError("down", provider_id="specialist"),
+            ProviderResponseError("gone", provider_id="specialist"),
+        ],
     )
     async with runtime_for(provider) as runtime:
         runner = ChildRunner(runtime)
@@ -131,7 +134,10 @@ async def test_a_failing_target_still_owns_the_conversation_with_a_handoff_error
             conversation=conversation,
         )
     last = coded.conversation.items[-1]
-    assert isinstance(last, ErrorItem) and last.code == "PROVIDER_RESPONSE_ERROR"
+    assert isinstance(last, ErrorItem) and last.code == "HANDOFF_FAILED"
+    assert last.details is not None
+    child_error = last.details["childError"]
+    assert isinstance(child_error, dict) and child_error["code"] == "PROVIDER_RESPONSE_ERROR"
 
 
 async def test_before_handoff_middleware_runs_once_and_its_items_reach_the_target() -> None:

@@ -137,14 +137,18 @@ async def _filtered(
 
 
 def _failure_item(spec: HandoffSpec, child: ChildRunOutcome) -> ErrorItem:
+    """The one ``handoff`` error item of a failed target (its own error in ``details``)."""
     error = child.error
     message = error.message if error is not None else child.status
+    details: JsonObject = {"childRunId": child.child_run_id, "status": child.status}
+    if error is not None:
+        details["childError"] = error.to_json()
     return ErrorItem(
         source="handoff",
-        code=(error.code if error is not None and error.code else None) or "HANDOFF_FAILED",
+        code="HANDOFF_FAILED",
         message=f'Handoff "{spec.id}" to "{spec.target.id}" failed: {message}',
         retryable=False,
-        details={"childRunId": child.child_run_id, "status": child.status},
+        details=details,
     )
 
 
