@@ -210,8 +210,10 @@ class ChildRunner:
         """Run ``agent`` *as* ``scope``'s own run (its id, trace, signal, deadline, session).
 
         This is how a manager runs inside a tree: its agent tools then find their parent scope.
+        A scope this call had to adopt (made by another tree) is pruned again afterwards.
         """
         self._check_scope(scope)
+        adopted = scope.run_id not in self.tree
         self.tree.adopt(scope)
         options = self._run_options(
             scope,
@@ -220,7 +222,11 @@ class ChildRunner:
             metadata=metadata,
             session_history=None,
         )
-        return await self.runtime.run(agent, input, **options)
+        try:
+            return await self.runtime.run(agent, input, **options)
+        finally:
+            if adopted:
+                self.tree.complete(scope.run_id)
 
     def stream_scope(
         self,
