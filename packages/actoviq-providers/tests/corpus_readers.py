@@ -61,6 +61,8 @@ class Recorded:
     tool_calls: list[tuple[str, str, Json]] = field(default_factory=lambda: [])
     finish: str = "unknown"
     reasoning: int = 0
+    # Every usage field; empty when the recording reports no usage (unknown, decision D10 /
+    # issue 13: not zeros).
     usage: dict[str, int] = field(default_factory=lambda: {})
 
 
@@ -135,6 +137,8 @@ def responses_body(body: Json) -> Recorded:
     status = details.get("reason") if isinstance(incomplete, dict) else body.get("status")
     # a function call always finishes the turn for tools (02 §2.8, Responses)
     found.finish = "tool_calls" if found.tool_calls else FINISH.get(str(status), "unknown")
+    if not isinstance(body.get("usage"), dict):
+        return found  # usage unknown
     usage = _obj(body.get("usage"))
     tokens_in, tokens_out = _count(usage, "input_tokens"), _count(usage, "output_tokens")
     found.usage = _usage(
@@ -194,13 +198,14 @@ def chat_body(body: Json) -> Recorded:
         found.tool_calls.append((call["id"], function["name"], _arguments(function["arguments"])))
     found.reasoning = int(any(message.get(key) is not None for key in _CHAT_REASONING))
     found.finish = FINISH.get(str(choice.get("finish_reason")), "unknown")
-    found.usage = _chat_usage(_obj(body.get("usage")))
+    if isinstance(body.get("usage"), dict):  # else usage unknown
+        found.usage = _chat_usage(body["usage"])
     return found
 
 
 def chat_stream(events: list[Json]) -> Recorded:
     """``chat.completion.chunk``s: choice 0's deltas; tool calls assembled by ``index``."""
-    found = Recorded(usage=_usage())
+    found = Recorded()  # usage unknown until a usage chunk
     calls: dict[int, list[str]] = {}
     reasoning = ""
     stop: object = None
@@ -264,7 +269,8 @@ def anthropic_body(body: Json) -> Recorded:
     found = Recorded(id=body.get("id"))
     _anthropic_blocks(found, [_obj(b) for b in _list(body.get("content"))])
     found.finish = FINISH.get(str(body.get("stop_reason")), "unknown")
-    found.usage = _anthropic_usage(_obj(body.get("usage")))
+    if isinstance(body.get("usage"), dict):  # else usage unknown
+        found.usage = _anthropic_usage(body["usage"])
     return found
 
 
@@ -298,7 +304,8 @@ def anthropic_stream(events: list[Json]) -> Recorded:
             blocks[index]["input"] = _arguments(text)
     _anthropic_blocks(found, [blocks[i] for i in sorted(blocks)])
     found.finish = _stream_finish(found, stop)
-    found.usage = _anthropic_usage(usage)
+    if usage:  # else usage unknown
+        found.usage = _anthropic_usage(usage)
     return found
 
 

@@ -26,6 +26,7 @@ from actoviq.core import (
     ReasoningItem,
     TextItem,
     UnsupportedItemError,
+    Usage,
     from_json,
     to_json,
 )
@@ -34,7 +35,9 @@ from actoviq.providers import (
     ModelRequest,
     ModelStreamEvent,
     ProviderOptionsError,
+    ProviderStreamError,
     ResolvedModel,
+    ResponseCompleted,
     ToolCallDelta,
     merge_capabilities,
 )
@@ -89,6 +92,7 @@ async def test_generate_text_usage_and_no_secret_leak(name: str) -> None:
     async with make_adapter(name, recorder) as adapter:
         response = await adapter.generate(req(name))
         assert response.text == "hello"
+        assert isinstance(response.usage, Usage)
         assert (
             response.usage.requests,
             response.usage.input_tokens,
@@ -214,7 +218,7 @@ async def test_stream_text_and_provider_events_opt_in(name: str) -> None:
             final = await stream.final_response()
         assert "".join(e.delta for e in events if e.type == "text.delta") == "hello"
         assert final.text == "hello" and final.finish_reason == "stop"  # S4 for Anthropic
-        assert final.usage.total_tokens == 7
+        assert isinstance(final.usage, Usage) and final.usage.total_tokens == 7
         assert any(e.type == "provider.event" for e in events) is emit
         assert recorder.bodies()[0]["stream"] is True
 
@@ -282,6 +286,7 @@ def test_anthropic_stream_fixes() -> None:  # S2, S3, S5-style pre-seed fix
             "index": 2,
             "delta": {"type": "input_json_delta", "partial_json": '{"a":1}'},
         },
+        {"type": "message_stop"},  # D10: the terminal event (without it, finalize raises)
     ]
     for event in events:
         mapper.map(event)
@@ -321,5 +326,18 @@ def test_responses_stream_uses_call_id_and_does_not_duplicate() -> None:  # S5
     assert {(d.call_id, d.name) for d in deltas if isinstance(d, ToolCallDelta)} == {
         ("call_1", "lookup")
     }
-    calls = [i for i in mapper.finalize().output if i.type == "tool_call"]
+    # D10: no fallback response is assembled from the deltas: without a terminal event the
+    # stream is an error (the call is never duplicated because it is never built twice).
+    with pytest.raises(ProviderStreamError) as info:
+        mapper.finalize()
+    assert not info.value.retryable
+    item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "lookup"}
+    done = mapper.map(
+        {
+            "type": "response.completed",
+            "response": {"id": "r", "status": "completed", "output": [{**item, "arguments": "{}"}]},
+        }
+    )
+    final = [e.response for e in done if isinstance(e, ResponseCompleted)]
+    calls = [i for i in final[0].output if i.type == "tool_call"]
     assert [to_json(c)["id"] for c in calls] == ["call_1"]

@@ -48,7 +48,9 @@ def _compare(final: ModelResponse, recorded: Recorded, label: str) -> None:
         tool_calls=cast(list[tuple[str, str, dict[str, Any]]], calls),
         finish=final.finish_reason,
         reasoning=sum(isinstance(i, ReasoningItem) for i in final.output),
-        usage={name: cast(int, getattr(final.usage, name)) for name in USAGE_FIELDS},
+        usage={name: cast(int, getattr(final.usage, name)) for name in USAGE_FIELDS}
+        if final.has_usage
+        else {},
     )
     diff = strict_diff(*(json.loads(json.dumps(asdict(r))) for r in (recorded, actual)))
     assert diff is None, f"{label}: {diff}"

@@ -31,6 +31,7 @@ from actoviq.core import (
     ToolCallItem,
     ToolResultItem,
     UrlSource,
+    Usage,
     to_json,
 )
 from actoviq.providers import (
@@ -163,6 +164,7 @@ async def test_legacy_provider_generate_row_78() -> None:
     assert reasoning[0].opaque == {"type": "thinking", "thinking": "hmm", "signature": "sig"}
     assert response.finish_reason == "tool_calls" and response.id == "msg_legacy"
     usage = response.usage
+    assert isinstance(usage, Usage)
     assert (usage.requests, usage.input_tokens, usage.output_tokens, usage.total_tokens) == (
         1,
         2,

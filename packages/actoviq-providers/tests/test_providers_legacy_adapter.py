@@ -449,6 +449,7 @@ async def test_legacy_round_trip_through_both_bridges_keeps_usage() -> None:
     )
     outer = LegacyModelApiProvider(model_api=ModelProviderLegacyAdapter(inner))
     response = await outer.generate(legacy_request())
+    assert isinstance(response.usage, Usage)
     assert (
         response.usage.input_tokens,
         response.usage.cache_read_tokens,

@@ -27,6 +27,7 @@ from actoviq.core import (
     ToolCallItem,
     ToolResultItem,
     UrlSource,
+    Usage,
     from_json,
     to_json,
 )
@@ -269,6 +270,7 @@ async def test_scripted_provider_turns_records_and_errors() -> None:
     first = await provider.generate(req("scripted:m"))
     assert first.finish_reason == "tool_calls"
     assert [item.type for item in first.output] == ["reasoning", "tool_call"]
+    assert isinstance(first.usage, Usage)
     assert first.usage.input_tokens == 3 and first.usage.requests == 1
     async with provider.stream(req("scripted:m")) as stream:
         deltas = [e.delta async for e in stream if e.type == "text.delta"]

@@ -38,11 +38,21 @@ from actoviq.providers.capabilities import (
     unsupported_capabilities,
 )
 from actoviq.providers.errors import (
+    MissingAPIKeyError,
+    MissingExtraError,
     ModelCallAbortedError,
     ModelCallTimeoutError,
     ModelOwnershipError,
+    ProviderConfigurationError,
     ProviderOptionsError,
+    ProviderStreamError,
     StreamConsumedError,
+)
+from actoviq.providers.mapping.chat_compat import OpenAICompat
+from actoviq.providers.output_limits import (
+    ANTHROPIC_FALLBACK_MAX_TOKENS,
+    ANTHROPIC_MAX_OUTPUT_TOKENS,
+    anthropic_max_tokens,
 )
 from actoviq.providers.protocol import ModelProvider
 from actoviq.providers.registry import ModelRegistry, PreparedModelCall
@@ -75,6 +85,8 @@ from actoviq.providers.types import (
 
 __all__ = [
     "ALL_CAPABILITIES",
+    "ANTHROPIC_FALLBACK_MAX_TOKENS",
+    "ANTHROPIC_MAX_OUTPUT_TOKENS",
     "ANTHROPIC_MESSAGES_CAPABILITIES",
     "CAPABILITY_NAMES",
     "LEGACY_CAPABILITIES",
@@ -86,6 +98,8 @@ __all__ = [
     "CapabilityResolver",
     "FinishReason",
     "InputCapabilities",
+    "MissingAPIKeyError",
+    "MissingExtraError",
     "ModelCallAbortedError",
     "ModelCallContext",
     "ModelCallTimeoutError",
@@ -103,12 +117,15 @@ __all__ = [
     "ModelStreamEvent",
     "ModelToolDefinition",
     "ModelToolPolicy",
+    "OpenAICompat",
     "OutputCapabilities",
     "OutputModality",
     "PreparedCall",
     "PreparedModelCall",
+    "ProviderConfigurationError",
     "ProviderEvent",
     "ProviderOptionsError",
+    "ProviderStreamError",
     "ReasoningCapabilities",
     "ReasoningDelta",
     "ReasoningEffort",
@@ -124,6 +141,7 @@ __all__ = [
     "ToolChoice",
     "UsageReport",
     "abort_reason",
+    "anthropic_max_tokens",
     "assert_request_capabilities",
     "check_call_available",
     "has_capability",

@@ -1,8 +1,14 @@
 """SDK-agnostic glue shared by the OpenAI and Anthropic adapters (no SDK import here).
 
 The adapter modules pass their SDK's exception classes in; this module only orchestrates:
-preflight, the pure body builder, the SDK call (abortable, deadline as per-request timeout), the
-pure parser, and exception mapping with ``retryable`` by status (D4).
+preflight, the pure body builder, the SDK call (abortable, bounded by the provider's timeout and
+the call's deadline, whichever comes first), the pure parser, and exception mapping with
+``retryable`` by status (D4, :mod:`actoviq.providers._sdk_errors`).
+
+Timeouts: the provider's ``timeout`` is the SDK's HTTP timeout (for a plain call, the wait for
+the answer; for a stream, the wait for the next chunk). A call's deadline (``ModelCallContext``)
+bounds the whole call, retries and every stream read included: the per-request HTTP timeout is
+the smaller of the two, and the deadline is also enforced as a total limit.
 """
 
 from __future__ import annotations
@@ -11,42 +17,41 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator
-from typing import Any, ClassVar, Protocol, TypeVar, cast
+from typing import Any, ClassVar, TypeVar, cast
 
 import attrs
 
-from actoviq.core import AbortSignal, ProviderResponseError, ProviderTransportError
+from actoviq.core import AbortSignal
+from actoviq.providers._sdk_errors import (
+    RETRYABLE_STATUSES,
+    SDKErrors,
+    connection_error,
+    is_retryable_status,
+    map_sdk_error,
+    provider_message,
+    request_url,
+    scrub,
+    timeout_error,
+)
 from actoviq.providers.base import BaseModelProvider, PreparedCall
 from actoviq.providers.capabilities import CapabilitiesSource, CapabilityResolver, ModelCapabilities
-from actoviq.providers.errors import ModelCallTimeoutError
-from actoviq.providers.mapping._common import MappingOptions, as_dict
+from actoviq.providers.mapping._common import MappingOptions
 from actoviq.providers.stream import StreamMapper, abort_reason
 from actoviq.providers.types import ModelCallContext, ModelRequest, ModelResponse, ResolvedModel
 
 __all__ = [
     "RETRYABLE_STATUSES",
+    "CallLimits",
     "MappingApi",
     "SDKErrors",
     "SDKModelProvider",
     "is_retryable_status",
+    "map_sdk_error",
+    "provider_message",
+    "run_abortable",
 ]
 
 _T = TypeVar("_T")
-RETRYABLE_STATUSES = frozenset({408, 409, 429})
-
-
-def is_retryable_status(status: int) -> bool:
-    """408, 409, 429 and every 5xx are worth retrying (the SDKs retry the same set)."""
-    return status in RETRYABLE_STATUSES or status >= 500
-
-
-class SDKErrors(Protocol):
-    """The exception classes an SDK module exposes (``openai`` and ``anthropic`` both do)."""
-
-    APIStatusError: type[Exception]
-    APITimeoutError: type[Exception]
-    APIConnectionError: type[Exception]
-    APIError: type[Exception]
 
 
 BodyBuilder = Callable[[ModelRequest, str, MappingOptions], dict[str, Any]]
@@ -63,62 +68,23 @@ class MappingApi:
     mapper: MapperFactory
 
 
-def provider_message(body: object) -> str | None:
-    """The provider's own error message from an error body."""
-    data = as_dict(body)
-    if data is None:
-        return None
-    error = as_dict(data.get("error"))
-    if error is not None and isinstance(error.get("message"), str):
-        return error["message"]
-    message = data.get("message")
-    return message if isinstance(message, str) else None
+@attrs.frozen(kw_only=True, slots=True)
+class CallLimits:
+    """How long one call may take.
 
+    Attributes:
+        request_timeout: the per-request HTTP timeout to pass to the SDK (seconds), or None to
+            keep the client's own.
+        deadline: the call's absolute deadline on the event loop clock, or None.
+        deadline_bound: the deadline is tighter than the provider's timeout (a timeout then
+            means the deadline passed: not retryable).
+        provider_timeout: the provider's own timeout in seconds (None: none).
+    """
 
-def map_sdk_error(error: BaseException, errors: SDKErrors, provider_id: str) -> BaseException:
-    """An SDK exception as our typed error (the original is kept as ``__cause__``)."""
-    if isinstance(error, errors.APITimeoutError):
-        timeout = ModelCallTimeoutError(
-            f"Provider {provider_id} request timed out.", retryable=True
-        )
-        timeout.__cause__ = error
-        return timeout
-    if isinstance(error, errors.APIStatusError):
-        status = int(getattr(error, "status_code", 0) or 0)
-        body = getattr(error, "body", None)
-        message = provider_message(body)
-        if status < 400:  # an error event inside a 200 stream
-            error_body = as_dict(body) or {}
-            kind = (as_dict(error_body.get("error")) or {}).get("type")
-            return ProviderResponseError(
-                f"Provider {provider_id} stream failed: {message or kind or 'error event'}.",
-                provider_id=provider_id,
-                retryable=kind in ("overloaded_error", "rate_limit_error", "api_error"),
-                cause=error,
-            )
-        suffix = f": {message}" if message else ""
-        return ProviderTransportError(
-            f"Provider {provider_id} request failed with HTTP {status}{suffix}.",
-            provider_id=provider_id,
-            status=status,
-            retryable=is_retryable_status(status),
-            cause=error,
-        )
-    if isinstance(error, errors.APIConnectionError):
-        return ProviderTransportError(
-            f"Provider {provider_id} transport failed: {type(error).__name__}.",
-            provider_id=provider_id,
-            retryable=True,
-            cause=error,
-        )
-    if isinstance(error, errors.APIError):
-        message = provider_message(getattr(error, "body", None)) or "error event"
-        return ProviderResponseError(
-            f"Provider {provider_id} stream failed: {message}.",
-            provider_id=provider_id,
-            cause=error,
-        )
-    return error
+    request_timeout: float | None
+    deadline: float | None
+    deadline_bound: bool
+    provider_timeout: float | None
 
 
 async def run_abortable(awaitable: Awaitable[_T], signal: AbortSignal | None) -> _T:
@@ -153,31 +119,30 @@ async def run_abortable(awaitable: Awaitable[_T], signal: AbortSignal | None) ->
     return task.result()
 
 
+def _client_timeout(client: Any) -> float | None:
+    """The SDK client's own timeout in seconds (its read timeout when it is a Timeout object)."""
+    value = getattr(client, "timeout", None)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    read = getattr(value, "read", None)
+    return float(read) if isinstance(read, int | float) else None
+
+
 class SDKModelProvider(BaseModelProvider):
     """An adapter that sends pure-built bodies through an official SDK client.
 
-    Subclasses set ``_path``, ``_stream_cls`` and ``_transport_errors`` and build the client in
-    :meth:`_new_client`; the client is created lazily and closed by :meth:`aclose` when this
-    provider created it.
+    Subclasses set ``_path``, ``_stream_cls``, ``_api_label`` and ``_transport_errors`` and build
+    the client in :meth:`_new_client`; the client is created lazily and closed by :meth:`aclose`
+    when this provider created it.
     """
 
     _label = "SDK"
     # HTTP-layer errors the SDK lets through unwrapped (e.g. a read failing mid-stream); the
-    # adapter modules set this to their HTTP library's base transport error.
+    # adapter modules set this to their HTTP library's base transport error and timeout error.
     _transport_errors: tuple[type[BaseException], ...] = ()
+    _timeout_errors: tuple[type[BaseException], ...] = ()
     _path: ClassVar[str] = ""  # the API path every call is POSTed to
     _stream_cls: ClassVar[Any] = None  # the SDK's ``AsyncStream[object]``
-
-    def _map_error(self, error: Exception) -> BaseException:
-        mapped = map_sdk_error(error, self._errors, self.id)
-        if mapped is error and isinstance(error, self._transport_errors):
-            return ProviderTransportError(
-                f"Provider {self.id} transport failed: {type(error).__name__}.",
-                provider_id=self.id,
-                retryable=True,
-                cause=error,
-            )
-        return mapped
 
     def __init__(
         self,
@@ -193,6 +158,9 @@ class SDKModelProvider(BaseModelProvider):
         errors: Any,  # the SDK module (openai / anthropic); see SDKErrors
         client: Any,  # a ready SDK client (then ``client_args`` are unused), or None
         client_args: dict[str, Any],
+        body_options: dict[str, Any] | None = None,
+        request_headers: dict[str, Any] | None = None,
+        secrets: tuple[str, ...] = (),
     ) -> None:
         super().__init__(
             id=id,
@@ -213,6 +181,10 @@ class SDKModelProvider(BaseModelProvider):
         self._client: Any = client
         self._owns_client = client is None
         self._client_args = client_args
+        self._body_options = dict(body_options or {})
+        # Per-request headers (e.g. an explicitly omitted Authorization for a keyless server).
+        self._request_headers = dict(request_headers or {})
+        self._secrets = tuple(secret for secret in secrets if secret)
 
     @property
     def mapping_options(self) -> MappingOptions:
@@ -221,7 +193,9 @@ class SDKModelProvider(BaseModelProvider):
 
     def build_body(self, request: ModelRequest, model_id: str, *, stream: bool) -> dict[str, Any]:
         """The provider request body for ``request`` (pure; raises typed errors)."""
-        return self._build_body(request, model_id, self._options, stream=stream)
+        return self._build_body(
+            request, model_id, self._options, stream=stream, **self._body_options
+        )
 
     def _new_client(self, args: dict[str, Any]) -> Any:
         """A new SDK client from the non-None ``client_args`` (the adapter modules build it)."""
@@ -237,7 +211,11 @@ class SDKModelProvider(BaseModelProvider):
     async def _post(
         self, body: dict[str, Any], *, stream: bool, request_timeout: float | None
     ) -> Any:
-        options: Any = {"timeout": request_timeout} if request_timeout is not None else {}
+        options: dict[str, Any] = {}
+        if request_timeout is not None:
+            options["timeout"] = request_timeout
+        if self._request_headers:
+            options["headers"] = dict(self._request_headers)
         client = self._sdk()
         if stream:
             return await client.post(
@@ -256,35 +234,85 @@ class SDKModelProvider(BaseModelProvider):
             await self._client.close()
             self._client = None
 
-    @staticmethod
-    def _timeout(context: ModelCallContext) -> float | None:
+    def _limits(self, context: ModelCallContext) -> CallLimits:
+        """The provider timeout and the call deadline, combined by minimum."""
+        provider_timeout = _client_timeout(self._sdk())
         if context.deadline is None:
-            return None
-        return max(0.001, (context.deadline - time.time() * 1000) / 1000)
+            return CallLimits(
+                request_timeout=None,
+                deadline=None,
+                deadline_bound=False,
+                provider_timeout=provider_timeout,
+            )
+        left = max(0.001, (context.deadline - time.time() * 1000) / 1000)
+        bound = provider_timeout is None or left < provider_timeout
+        return CallLimits(
+            request_timeout=left if bound else None,  # else the client's own timeout applies
+            deadline=asyncio.get_running_loop().time() + left,
+            deadline_bound=bound,
+            provider_timeout=provider_timeout,
+        )
+
+    def _map_error(self, error: BaseException, limits: CallLimits | None) -> BaseException:
+        deadline_bound = limits is not None and limits.deadline_bound
+        timeout = limits.provider_timeout if limits is not None else None
+        mapped = map_sdk_error(
+            error,
+            self._errors,
+            self.id,
+            secrets=self._secrets,
+            deadline_bound=deadline_bound,
+            timeout=timeout,
+        )
+        if mapped is not error:
+            return mapped
+        if isinstance(error, self._timeout_errors):  # an HTTP read timeout mid-stream
+            mapped = timeout_error(
+                self.id, request_url(error), deadline_bound=deadline_bound, limit=timeout
+            )
+        elif isinstance(error, self._transport_errors):
+            mapped = connection_error(self.id, error, request_url(error))
+        else:
+            return error
+        message = scrub(mapped.message, self._secrets)
+        mapped.args, mapped.message = (message,), message
+        return mapped
 
     @contextlib.contextmanager
-    def _typed_errors(self) -> Generator[None]:
+    def _typed_errors(self, limits: CallLimits | None) -> Generator[None]:
         """Re-raise SDK (and bare transport) exceptions as our typed errors."""
         try:
             yield
         except Exception as error:
-            mapped = self._map_error(error)
+            mapped = self._map_error(error, limits)
             if mapped is error:
                 raise
             raise mapped from error
 
+    def _deadline_passed(self, limits: CallLimits) -> BaseException:
+        return timeout_error(self.id, None, deadline_bound=True, limit=limits.provider_timeout)
+
     async def _send(
         self, prepared: PreparedCall, context: ModelCallContext, *, stream: bool
-    ) -> Any:
+    ) -> tuple[Any, CallLimits]:
         body = self.build_body(prepared.request, prepared.model.model_id, stream=stream)
-        with self._typed_errors():
-            return await run_abortable(
-                self._post(body, stream=stream, request_timeout=self._timeout(context)),
-                context.signal,
-            )
+        limits = self._limits(context)
+        call = run_abortable(
+            self._post(body, stream=stream, request_timeout=limits.request_timeout),
+            context.signal,
+        )
+        try:
+            with self._typed_errors(limits):
+                if limits.deadline is None:
+                    return await call, limits
+                # The deadline bounds the whole call, the SDK's retries and backoff included.
+                async with asyncio.timeout_at(limits.deadline):
+                    return await call, limits
+        except TimeoutError as error:
+            raise self._deadline_passed(limits) from error
 
     async def _generate(self, prepared: PreparedCall, context: ModelCallContext) -> ModelResponse:
-        raw = await self._send(prepared, context, stream=False)
+        raw, _ = await self._send(prepared, context, stream=False)
         return self._parse(raw, prepared.model, prepared.request, self._options)
 
     def _stream_mapper(self, prepared: PreparedCall) -> StreamMapper:
@@ -293,12 +321,25 @@ class SDKModelProvider(BaseModelProvider):
     async def _open_stream(
         self, prepared: PreparedCall, context: ModelCallContext
     ) -> AsyncIterator[Any]:
-        return self._events(await self._send(prepared, context, stream=True))
+        sdk_stream, limits = await self._send(prepared, context, stream=True)
+        return self._events(sdk_stream, limits)
 
-    async def _events(self, sdk_stream: Any) -> AsyncIterator[Any]:
+    async def _events(self, sdk_stream: Any, limits: CallLimits) -> AsyncIterator[Any]:
+        iterator = sdk_stream.__aiter__()
         try:
-            with self._typed_errors():
-                async for event in sdk_stream:
-                    yield event
+            while True:
+                try:
+                    with self._typed_errors(limits):
+                        if limits.deadline is None:
+                            event = await anext(iterator)
+                        else:
+                            # Each read is bounded by the call's deadline (no yield inside).
+                            async with asyncio.timeout_at(limits.deadline):
+                                event = await anext(iterator)
+                except StopAsyncIteration:
+                    return
+                except TimeoutError as error:
+                    raise self._deadline_passed(limits) from error
+                yield event
         finally:
             await sdk_stream.close()

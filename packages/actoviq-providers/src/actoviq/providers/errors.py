@@ -9,14 +9,24 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from actoviq.core import AbortError, ActoviqError, ModelRegistryError, RunError
+from actoviq.core import (
+    AbortError,
+    ActoviqError,
+    ModelRegistryError,
+    ProviderResponseError,
+    RunError,
+)
 
 __all__ = [
     "InvalidModelRequestError",
+    "MissingAPIKeyError",
+    "MissingExtraError",
     "ModelCallAbortedError",
     "ModelCallTimeoutError",
     "ModelOwnershipError",
+    "ProviderConfigurationError",
     "ProviderOptionsError",
+    "ProviderStreamError",
     "StreamConsumedError",
 ]
 
@@ -78,3 +88,64 @@ class InvalidModelRequestError(ActoviqError, ValueError):
     """A request field has a value the target provider API cannot accept (e.g. metadata shape)."""
 
     default_code: ClassVar[str] = "INVALID_MODEL_REQUEST"
+
+
+class ProviderStreamError(ProviderResponseError):
+    """A provider stream ended without its terminal event (``PROVIDER_STREAM_ERROR``).
+
+    A stream that closes early (the server answered 200 and then closed, or the connection
+    ended between events) is a failure, never an empty success. ``retryable`` is True only when
+    no event was delivered before the end (repeating the call cannot duplicate output anyone
+    saw); ``details["eventsDelivered"]`` says how many mapped events were.
+    """
+
+    default_code: ClassVar[str] = "PROVIDER_STREAM_ERROR"
+
+
+class ProviderConfigurationError(ActoviqError, ValueError):
+    """A provider was built with settings it cannot work with (``PROVIDER_CONFIGURATION_ERROR``).
+
+    Raised at construction, before any network call; the message says what to change.
+    """
+
+    default_code: ClassVar[str] = "PROVIDER_CONFIGURATION_ERROR"
+
+
+class MissingAPIKeyError(ProviderConfigurationError):
+    """No API key was given and its environment variable is unset (``PROVIDER_API_KEY_MISSING``).
+
+    Attributes:
+        env_var: the environment variable the provider reads the key from.
+    """
+
+    default_code: ClassVar[str] = "PROVIDER_API_KEY_MISSING"
+
+    def __init__(self, message: str, *, env_var: str) -> None:
+        super().__init__(message, details={"envVar": env_var})
+        self.env_var = env_var
+
+
+# ``name`` is ActoviqError's (the class name), not ImportError's module name: see ``missing``.
+class MissingExtraError(ActoviqError, ImportError):  # pyright: ignore[reportIncompatibleVariableOverride]
+    """An adapter module was imported without its extra's dependencies (``PROVIDER_EXTRA_MISSING``).
+
+    The message carries the ``pip install`` line that fixes it. It is also an ``ImportError``,
+    so ``except ImportError`` keeps working.
+
+    Attributes:
+        extra: the extra to install (``"openai"`` or ``"anthropic"``).
+        missing: the module that failed to import.
+    """
+
+    default_code: ClassVar[str] = "PROVIDER_EXTRA_MISSING"
+
+    def __init__(self, *, extra: str, missing: str) -> None:
+        install = f'pip install "actoviq-providers[{extra}]"'
+        ActoviqError.__init__(
+            self,
+            f"actoviq.providers.{extra} needs the optional dependency {missing!r}, which is not "
+            f"installed. Install the extra: {install}",
+            details={"extra": extra, "missing": missing, "install": install},
+        )
+        self.extra = extra
+        self.missing = missing

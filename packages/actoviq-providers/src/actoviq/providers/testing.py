@@ -305,7 +305,8 @@ def _turn_events(turn: ScriptedTurn, response: ModelResponse) -> list[ModelStrea
                 output_index=index,
             )
         )
-    events.append(UsageReport(usage=response.usage))
+    if isinstance(response.usage, Usage):
+        events.append(UsageReport(usage=response.usage))
     return events
 
 

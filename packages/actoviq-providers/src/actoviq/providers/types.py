@@ -29,7 +29,6 @@ from actoviq.core import (
     Unset,
     Usage,
     converter,
-    empty_usage,
     from_json,
     item_from_json,
     register_wire_class,
@@ -199,7 +198,9 @@ class ModelResponse:
         model: the resolved model that answered.
         output: canonical output items, in order (unknown provider items kept as ``raw``).
         finish_reason: why the model stopped.
-        usage: this call's usage (``requests`` is 1 for a real call).
+        usage: this call's usage (``requests`` is 1 for a real call); :data:`UNSET` when the
+            provider reported none (unknown, which is not zero: see :attr:`has_usage`). A
+            response built without ``usage`` has unknown usage.
         structured_output: parsed JSON when ``output_schema`` was requested; may be ``None``
             (JSON null); :data:`UNSET` when absent (see :attr:`has_structured_output`).
         raw_response: the whole provider response, only with ``include_raw_response=True``.
@@ -209,9 +210,14 @@ class ModelResponse:
     model: ResolvedModel
     output: tuple[OutputItem, ...] = attrs.field(converter=_tuple)
     finish_reason: FinishReason = "stop"
-    usage: Usage = attrs.field(factory=empty_usage)
+    usage: Usage | Unset = UNSET
     structured_output: JsonValue | Unset = UNSET
     raw_response: JsonValue | Unset = UNSET
+
+    @property
+    def has_usage(self) -> bool:
+        """True when the provider reported usage (:attr:`usage` is a :class:`Usage`)."""
+        return self.usage is not UNSET
 
     @property
     def has_structured_output(self) -> bool:

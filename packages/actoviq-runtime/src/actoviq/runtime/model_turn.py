@@ -62,7 +62,9 @@ async def model_turn(run: RunExecution) -> ModelResponse:
     else:
         response = await _call_model(run, request)
     usage = response.usage
-    if usage.requests < 1:
+    if not isinstance(usage, Usage):  # the provider reported none: count the request only
+        usage = Usage(requests=1)
+    elif usage.requests < 1:
         usage = Usage(**{**_usage_kwargs(usage), "requests": 1})
     run.usage.add(usage)
     total = run.usage.snapshot()
@@ -108,7 +110,10 @@ async def model_turn(run: RunExecution) -> ModelResponse:
         {
             "turn": run.turn,
             "finishReason": response.finish_reason,
-            "usage": cast(JsonObject, response.usage.to_json()),
+            "usage": cast(
+                JsonObject,
+                (response.usage if isinstance(response.usage, Usage) else usage).to_json(),
+            ),
         },
     )
     return response

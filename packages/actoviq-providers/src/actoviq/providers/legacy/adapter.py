@@ -21,6 +21,7 @@ from actoviq.core import (
     ToolCallItem,
     ToolResultItem,
     UrlSource,
+    Usage,
 )
 from actoviq.providers._lifecycle import AsyncCloseable, Outcome
 from actoviq.providers.errors import ModelCallAbortedError, StreamConsumedError
@@ -221,7 +222,10 @@ def to_legacy_message(response: ModelResponse) -> Message:
         "content": _to_legacy_content(response.output),
         "stop_reason": legacy_stop_reason(response.finish_reason),
         "stop_sequence": None,
-        "usage": core_usage_to_legacy(response.usage),
+        # Legacy messages always carry usage: an unknown one reads as zeros there.
+        "usage": core_usage_to_legacy(
+            response.usage if isinstance(response.usage, Usage) else Usage()
+        ),
     }
 
 

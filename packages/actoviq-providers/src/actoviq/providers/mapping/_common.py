@@ -27,7 +27,7 @@ from actoviq.core import (
     Usage,
     well_formed_text,
 )
-from actoviq.providers.errors import ProviderOptionsError
+from actoviq.providers.errors import ProviderOptionsError, ProviderStreamError
 from actoviq.providers.types import (
     FinishReason,
     ModelRequest,
@@ -270,9 +270,15 @@ def usage_from_paths(
     reasoning: Sequence[str] = (),
     audio_input: Sequence[str] = (),
     audio_output: Sequence[str] = (),
-) -> Usage:
-    """Usage from the first finite number at each list of dotted paths; ``requests`` is 1."""
-    data = as_dict(raw) or {}
+) -> Usage | Unset:
+    """Usage from the first finite number at each list of dotted paths; ``requests`` is 1.
+
+    A ``raw`` that is not an object (the provider reported no usage) gives :data:`UNSET`:
+    usage unknown, never zeros.
+    """
+    data = as_dict(raw)
+    if data is None:
+        return UNSET
 
     def first(paths: Sequence[str]) -> int | None:
         for path in paths:
@@ -413,10 +419,13 @@ def response_from(
     request: ModelRequest,
     output: list[CanonicalItem],
     finish: FinishReason,
-    usage: Usage,
+    usage: Usage | Unset,
     options: MappingOptions,
 ) -> ModelResponse:
-    """A parsed provider response: its id (else ``fallback_id``), structured output, raw body."""
+    """A parsed provider response: its id (else ``fallback_id``), structured output, raw body.
+
+    ``usage`` is :data:`UNSET` when the provider reported none (unknown, not zero).
+    """
     structured = attach_structured_output(request, output)
     response_id = data.get("id")
     return ModelResponse(
@@ -431,12 +440,43 @@ def response_from(
 
 
 class BaseStreamMapper:
-    """State every stream mapper keeps (the call it maps for) and the helpers they share."""
+    """State every stream mapper keeps (the call it maps for) and the helpers they share.
+
+    The SDK mappers implement :meth:`_map_event` (one provider event to stream events) and set
+    ``_terminal`` when the event that ends a stream arrives; :meth:`map` counts what it
+    delivered, so a stream that ends without its terminal event fails with a
+    :class:`~actoviq.providers.errors.ProviderStreamError` that is retryable only when nothing
+    was delivered (:meth:`_incomplete`).
+    """
 
     def __init__(self, model: ResolvedModel, request: ModelRequest, options: MappingOptions):
         self._model = model
         self._request = request
         self._options = options
+        self._terminal = False  # the stream's terminal event arrived
+        self._delivered = 0  # stream events returned by map() so far
+
+    def map(self, event: Any) -> list[ModelStreamEvent]:
+        """Events for one provider event (counted for :meth:`_incomplete`)."""
+        out = self._map_event(event)
+        self._delivered += len(out)
+        return out
+
+    def _map_event(self, event: Any) -> list[ModelStreamEvent]:
+        raise NotImplementedError
+
+    def _incomplete(self, api: str, terminal: str) -> ProviderStreamError:
+        """The error for a stream that ended before its terminal event (``terminal``)."""
+        delivered = self._delivered
+        seen = f"after {delivered} event(s)" if delivered else "before any event"
+        return ProviderStreamError(
+            f"Provider {self._options.provider_id} ({api}) stream ended {seen} without its "
+            f"terminal event ({terminal}): the server closed the stream early (for example a "
+            "prompt longer than the model's context, or a dropped connection).",
+            provider_id=self._options.provider_id,
+            retryable=delivered == 0,
+            details={"eventsDelivered": delivered, "terminalEvent": terminal},
+        )
 
     def _provider_events(self, data: Mapping[str, Any]) -> list[ModelStreamEvent]:
         """The event re-emitted verbatim when ``emit_provider_events`` is on (not ``done``)."""
@@ -450,7 +490,7 @@ class BaseStreamMapper:
         *,
         response_id: str,
         finish: FinishReason | None,
-        usage: Usage,
+        usage: Usage | Unset,
     ) -> ModelResponse:
         """The response assembled from deltas; without a finish reason, from the tool calls."""
         structured = attach_structured_output(self._request, output)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Final, cast
 
 from actoviq.core import (
+    UNSET,
     Base64Source,
     CanonicalItem,
     DocumentItem,
@@ -26,6 +27,7 @@ from actoviq.core import (
     TextItem,
     ToolCallItem,
     ToolResultItem,
+    Unset,
     UrlSource,
     Usage,
 )
@@ -51,6 +53,7 @@ from actoviq.providers.mapping._common import (
     tool_call_output,
     unsupported,
 )
+from actoviq.providers.output_limits import ANTHROPIC_FALLBACK_MAX_TOKENS, anthropic_max_tokens
 from actoviq.providers.types import (
     FinishReason,
     ModelRequest,
@@ -75,7 +78,8 @@ __all__ = [
     "parse_response",
 ]
 
-DEFAULT_MAX_TOKENS: Final = 4096
+DEFAULT_MAX_TOKENS: Final = ANTHROPIC_FALLBACK_MAX_TOKENS
+"""``max_tokens`` for a model the output-limit table does not know (see ``output_limits``)."""
 RESERVED_KEYS: Final = frozenset(
     [
         "model",
@@ -175,9 +179,19 @@ def _metadata(request: ModelRequest) -> dict[str, Any] | None:
 
 
 def build_request_body(
-    request: ModelRequest, model_id: str, options: MappingOptions, *, stream: bool = False
+    request: ModelRequest,
+    model_id: str,
+    options: MappingOptions,
+    *,
+    stream: bool = False,
+    output_token_limits: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
-    """The ``POST /v1/messages`` body for ``request`` (raises before any network call)."""
+    """The ``POST /v1/messages`` body for ``request`` (raises before any network call).
+
+    The API requires ``max_tokens``: the request's ``max_output_tokens`` when set, else the
+    model's maximum from :func:`~actoviq.providers.output_limits.anthropic_max_tokens` (with
+    ``output_token_limits`` over the built-in table). ``tool_choice`` goes only with tools.
+    """
     system_texts = [
         item.text for item in request.input if isinstance(item, TextItem) and item.role == "system"
     ]
@@ -201,7 +215,7 @@ def build_request_body(
                 blocks[-1] = {**blocks[-1], "cache_control": {"type": "ephemeral"}}
                 messages[-1] = {**last, "content": blocks}
     tools = None
-    if request.tools is not None:
+    if request.tools:
         tools = [
             {
                 **(tool.provider_options or {}),
@@ -224,17 +238,21 @@ def build_request_body(
             format={"type": "json_schema", "schema": schema.schema} if schema else None,
         )
     thinking = None
-    if reasoning is not None and reasoning.budget_tokens is not None:
-        thinking = {"type": "enabled", "budget_tokens": reasoning.budget_tokens}
+    budget = reasoning.budget_tokens if reasoning is not None else None
+    if budget is not None:
+        thinking = {"type": "enabled", "budget_tokens": budget}
+    max_tokens = request.max_output_tokens
+    if max_tokens is None:
+        max_tokens = anthropic_max_tokens(model_id, output_token_limits, budget_tokens=budget)
     body = compact(
         model=model_id,
         system=system,
         messages=messages,
-        max_tokens=request.max_output_tokens or DEFAULT_MAX_TOKENS,
+        max_tokens=max_tokens,
         temperature=request.temperature,
         stop_sequences=list(request.stop_sequences) if request.stop_sequences is not None else None,
         tools=tools,
-        tool_choice=build_tool_choice(request),
+        tool_choice=build_tool_choice(request) if tools else None,
         output_config=output_config,
         thinking=thinking,
         metadata=_metadata(request),
@@ -318,23 +336,28 @@ def parse_response(
         request=request,
         output=output,
         finish=finish_reason(data.get("stop_reason")),
-        usage=anthropic_usage(data.get("usage")),
+        usage=anthropic_usage(data["usage"]) if as_dict(data.get("usage")) is not None else UNSET,
         options=options,
     )
 
 
 class AnthropicStreamMapper(BaseStreamMapper):
-    """Maps Messages stream events; assembles content blocks by index."""
+    """Maps Messages stream events; assembles content blocks by index.
+
+    ``message_stop`` (or a ``message_delta`` carrying the ``stop_reason``, or a whole ``message``)
+    ends a stream; one that ends before it raises
+    :class:`~actoviq.providers.errors.ProviderStreamError` (decision D10).
+    """
 
     def __init__(self, model: ResolvedModel, request: ModelRequest, options: MappingOptions):
         super().__init__(model, request, options)
         self._id: str | None = None
-        self._usage = Usage(requests=1)
+        self._usage: Usage | Unset = UNSET
         self._raw_usage: dict[str, int] = {}
         self._finish: FinishReason | None = None
         self._blocks: dict[int, dict[str, Any]] = {}
 
-    def map(self, event: Any) -> list[ModelStreamEvent]:
+    def _map_event(self, event: Any) -> list[ModelStreamEvent]:
         """Events for one provider event."""
         data = as_dict(event)
         if data is None:
@@ -361,10 +384,14 @@ class AnthropicStreamMapper(BaseStreamMapper):
             delta = as_dict(data.get("delta")) or {}
             if "stop_reason" in delta and delta["stop_reason"] is not None:
                 self._finish = finish_reason(delta["stop_reason"])
+                self._terminal = True
             if as_dict(data.get("usage")) is not None:
-                self._merge_usage(data["usage"])
-                out.append(UsageReport(usage=self._usage))
+                usage = self._merge_usage(data["usage"])
+                out.append(UsageReport(usage=usage))
+        elif kind == "message_stop":
+            self._terminal = True
         elif kind in ("message", "message_completed"):
+            self._terminal = True
             message = as_dict(data.get("message")) or data
             out.append(
                 ResponseCompleted(
@@ -374,7 +401,7 @@ class AnthropicStreamMapper(BaseStreamMapper):
         out.extend(self._provider_events(data))
         return out
 
-    def _merge_usage(self, raw: dict[str, Any]) -> None:
+    def _merge_usage(self, raw: dict[str, Any]) -> Usage:
         """message_delta usage is cumulative: each counter it reports replaces the earlier one.
 
         Not a field-wise maximum (the reference's rule): after server-side compaction the final
@@ -383,7 +410,8 @@ class AnthropicStreamMapper(BaseStreamMapper):
         for key, value in raw.items():
             if isinstance(value, int) and not isinstance(value, bool):
                 self._raw_usage[key] = value
-        self._usage = anthropic_usage(self._raw_usage)
+        usage = self._usage = anthropic_usage(self._raw_usage)
+        return usage
 
     def _delta(self, index: int, delta: Mapping[str, Any]) -> list[ModelStreamEvent]:
         kind = delta.get("type")
@@ -407,12 +435,13 @@ class AnthropicStreamMapper(BaseStreamMapper):
             state["block"]["signature"] = delta.get("signature")
             return []
         if kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
-            # Only client tool_use blocks are tool calls (server/MCP tool blocks stay raw, keeping
-            # their start input), and an empty fragment is still a delta (golden vectors).
+            # Only client tool_use blocks are tool calls; server/MCP tool blocks stay raw items,
+            # but their argument deltas are collected too, so the raw block carries the same
+            # input as the non-streamed mapping (issue 11 §6). An empty fragment is still a
+            # delta (golden vectors).
             partial = delta["partial_json"]
             is_tool = block_type == "tool_use"
-            if is_tool:
-                state["args"] += partial
+            state["args"] += partial
             block = state["block"]
             return [
                 ToolCallDelta(
@@ -425,7 +454,13 @@ class AnthropicStreamMapper(BaseStreamMapper):
         return []
 
     def finalize(self) -> ModelResponse:
-        """The response assembled from the content blocks."""
+        """The response assembled from the content blocks.
+
+        Raises:
+            ProviderStreamError: the stream ended before ``message_stop`` / the stop reason.
+        """
+        if not self._terminal:
+            raise self._incomplete("Anthropic Messages", "message_stop")
         output: list[CanonicalItem] = []
         for index in sorted(self._blocks):
             state = self._blocks[index]
@@ -458,7 +493,7 @@ class AnthropicStreamMapper(BaseStreamMapper):
                 )
             elif self._options.preserve_provider_items:
                 value = dict(block)
-                if state["args"]:
+                if state["args"] and "input" in block:  # server/MCP tool blocks (issue 11 §6)
                     value["input"] = json_value(tool_call_output("", "", state["args"]).input)
                 if state["text"]:
                     value["text"] = str(block.get("text") or "") + state["text"]

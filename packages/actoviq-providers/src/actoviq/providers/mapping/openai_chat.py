@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Final, cast
 
 from actoviq.core import (
+    UNSET,
     Base64Source,
     CanonicalItem,
     DocumentItem,
@@ -27,6 +28,7 @@ from actoviq.core import (
     TextItem,
     ToolCallItem,
     ToolResultItem,
+    Unset,
     UrlSource,
     Usage,
 )
@@ -52,6 +54,7 @@ from actoviq.providers.mapping._common import (
     unsupported,
     usage_from_paths,
 )
+from actoviq.providers.mapping.chat_compat import OFFICIAL, OpenAICompat
 from actoviq.providers.mapping.openai_responses import validate_metadata
 from actoviq.providers.types import (
     FinishReason,
@@ -107,9 +110,17 @@ def _file_part(item: DocumentItem, options: MappingOptions, model: str) -> dict[
 
 
 def build_messages(
-    items: tuple[CanonicalItem, ...], options: MappingOptions, model: str
+    items: tuple[CanonicalItem, ...],
+    options: MappingOptions,
+    model: str,
+    compat: OpenAICompat = OFFICIAL,
 ) -> list[dict[str, Any]]:
-    """Canonical items as Chat messages, grouping tool calls of one assistant turn."""
+    """Canonical items as Chat messages, grouping tool calls of one assistant turn.
+
+    An assistant message that carries only tool calls (or reasoning) gets ``compat``'s content
+    (``null`` for the official API, ``""`` for servers that refuse ``null``).
+    """
+    empty_content = compat.tool_call_content
     messages: list[dict[str, Any]] = []
     previous: CanonicalItem | None = None
     for item in items:
@@ -151,7 +162,9 @@ def build_messages(
                 ):
                     last.setdefault("tool_calls", []).append(call)
                 else:
-                    messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+                    messages.append(
+                        {"role": "assistant", "content": empty_content, "tool_calls": [call]}
+                    )
             case ToolResultItem():
                 output = item.output if item.status == "success" else {"error": item.output}
                 messages.append(
@@ -162,7 +175,9 @@ def build_messages(
                     }
                 )
             case ReasoningItem(opaque=opaque):
-                messages.append({"role": "assistant", "content": None, "reasoning_content": opaque})
+                messages.append(
+                    {"role": "assistant", "content": empty_content, "reasoning_content": opaque}
+                )
             case RawItem(value=value):
                 if not isinstance(value, dict):
                     raise unsupported(
@@ -182,12 +197,23 @@ def build_messages(
 
 
 def build_request_body(
-    request: ModelRequest, model_id: str, options: MappingOptions, *, stream: bool = False
+    request: ModelRequest,
+    model_id: str,
+    options: MappingOptions,
+    *,
+    stream: bool = False,
+    compat: OpenAICompat = OFFICIAL,
 ) -> dict[str, Any]:
-    """The ``POST /chat/completions`` body for ``request`` (raises before any network call)."""
+    """The ``POST /chat/completions`` body for ``request`` (raises before any network call).
+
+    Only what the request sets is sent: no output-token limit unless ``max_output_tokens`` is set
+    (in ``compat.max_tokens_field``), and ``tool_choice`` / ``parallel_tool_calls`` only with
+    tools (the API refuses them without). Streamed calls ask for the usage chunk when
+    ``compat.stream_usage``.
+    """
     validate_metadata(request.metadata, options.provider_id)
     tools = None
-    if request.tools is not None:
+    if request.tools:
         tools = [
             {
                 "type": "function",
@@ -200,7 +226,7 @@ def build_request_body(
             }
             for tool in request.tools
         ]
-    policy = request.tool_policy
+    policy = request.tool_policy if tools else None
     tool_choice: Any = (
         {"type": "function", "function": {"name": policy.name}}
         if isinstance(policy, ToolChoice)
@@ -221,25 +247,26 @@ def build_request_body(
     effort = request.reasoning.effort if request.reasoning is not None else None
     body = compact(
         model=model_id,
-        messages=build_messages(request.input, options, model_id),
+        messages=build_messages(request.input, options, model_id, compat),
         tools=tools,
         tool_choice=tool_choice,
-        parallel_tool_calls=request.parallel_tool_calls,
+        parallel_tool_calls=request.parallel_tool_calls if tools else None,
         response_format=response_format,
         reasoning_effort=normalize_effort(effort, OPENAI_EFFORTS) if effort is not None else None,
-        max_completion_tokens=request.max_output_tokens,
         temperature=request.temperature,
         stop=list(request.stop_sequences) if request.stop_sequences is not None else None,
         metadata=request.metadata,
     )
+    if request.max_output_tokens is not None:
+        body[compat.max_tokens_field] = request.max_output_tokens
     body["stream"] = stream
-    if stream:
+    if stream and compat.stream_usage:
         body["stream_options"] = {"include_usage": True}
     return merge_provider_options(request, options.provider_id, RESERVED_KEYS, body)
 
 
-def chat_usage(raw: object) -> Usage:
-    """Chat usage, audio tokens included (02 §6.8 item 13)."""
+def chat_usage(raw: object) -> Usage | Unset:
+    """Chat usage, audio tokens included (02 §6.8 item 13); UNSET when none was reported."""
     return usage_from_paths(
         raw,
         input=["prompt_tokens"],
@@ -336,15 +363,16 @@ class ChatStreamMapper(BaseStreamMapper):
         self._refusal = ""
         self._calls: dict[int, dict[str, str]] = {}
         self._finish: FinishReason | None = None
-        self._usage: Usage | None = None
+        self._usage: Usage | Unset = UNSET
 
-    def map(self, event: Any) -> list[ModelStreamEvent]:
-        """Events for one chunk."""
+    def _map_event(self, event: Any) -> list[ModelStreamEvent]:
+        """Events for one chunk; a choice's ``finish_reason`` is the terminal event."""
         data = as_dict(event)
         if data is None:
             return []
         out: list[ModelStreamEvent] = []
         if data.get("object") == "chat.completion":
+            self._terminal = True
             out.append(
                 ResponseCompleted(
                     response=parse_response(data, self._model, self._request, self._options)
@@ -357,10 +385,10 @@ class ChatStreamMapper(BaseStreamMapper):
                 choice = as_dict(choice_entry)
                 if choice is not None:
                     out.extend(self._choice(choice))
-            usage = as_dict(data.get("usage"))
-            if usage is not None:
-                self._usage = chat_usage(usage)
-                out.append(UsageReport(usage=self._usage))
+            usage = chat_usage(data.get("usage"))
+            if isinstance(usage, Usage):
+                self._usage = usage
+                out.append(UsageReport(usage=usage))
         out.extend(self._provider_events(data))
         return out
 
@@ -413,10 +441,17 @@ class ChatStreamMapper(BaseStreamMapper):
                 )
         if choice.get("finish_reason") is not None:
             self._finish = finish_reason(choice["finish_reason"])
+            self._terminal = True
         return out
 
     def finalize(self) -> ModelResponse:
-        """The response assembled from the chunks."""
+        """The response assembled from the chunks (usage UNSET when no usage chunk came).
+
+        Raises:
+            ProviderStreamError: no chunk carried a ``finish_reason`` (the stream was cut).
+        """
+        if not self._terminal:
+            raise self._incomplete("OpenAI Chat", "a chunk with finish_reason")
         output: list[CanonicalItem] = []
         if self._reasoning:
             output.append(
@@ -441,5 +476,5 @@ class ChatStreamMapper(BaseStreamMapper):
             output,
             response_id=self._id or "chatcmpl_stream",
             finish=self._finish,
-            usage=self._usage if self._usage is not None else Usage(requests=1),
+            usage=self._usage,
         )

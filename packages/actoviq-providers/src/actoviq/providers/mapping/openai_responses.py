@@ -28,7 +28,6 @@ from actoviq.core import (
     ToolCallItem,
     ToolResultItem,
     UrlSource,
-    Usage,
 )
 from actoviq.providers.errors import InvalidModelRequestError
 from actoviq.providers.mapping._common import (
@@ -162,7 +161,7 @@ def map_input_item(item: CanonicalItem, options: MappingOptions, model: str) -> 
 
 
 def _tools(request: ModelRequest) -> list[dict[str, Any]] | None:
-    if request.tools is None:
+    if not request.tools:
         return None
     tools: list[dict[str, Any]] = []
     for tool in request.tools:
@@ -233,12 +232,14 @@ def build_request_body(
             effort=normalize_effort(effort, OPENAI_EFFORTS) if effort is not None else None,
             summary=None if summary == "none" else summary,
         )
+    tools = _tools(request)
     body = compact(
         model=model_id,
         input=[map_input_item(item, options, model_id) for item in request.input],
-        tools=_tools(request),
-        tool_choice=_tool_choice(request),
-        parallel_tool_calls=request.parallel_tool_calls,
+        tools=tools,
+        # tool_choice and parallel_tool_calls only with tools (the API refuses them without).
+        tool_choice=_tool_choice(request) if tools else None,
+        parallel_tool_calls=request.parallel_tool_calls if tools else None,
         text=text,
         reasoning=reasoning,
         max_output_tokens=request.max_output_tokens,
@@ -343,14 +344,16 @@ def _index(event: Mapping[str, Any]) -> int | None:
 
 
 class ResponsesStreamMapper(BaseStreamMapper):
-    """Maps Responses stream events; builds a fallback response if no completion arrives."""
+    """Maps Responses stream events; the final response comes from the terminal event.
+
+    ``response.completed``, ``response.failed`` and ``response.incomplete`` (or a whole response
+    object) end a stream; one that ends without any of them raises
+    :class:`~actoviq.providers.errors.ProviderStreamError` (decision D10) instead of assembling
+    a response from the deltas.
+    """
 
     def __init__(self, model: ResolvedModel, request: ModelRequest, options: MappingOptions):
         super().__init__(model, request, options)
-        self._text = ""
-        self._reasoning = ""
-        self._items: list[CanonicalItem] = []
-        self._calls: dict[str, dict[str, str]] = {}  # call_id -> {name, arguments}
         self._item_to_call: dict[str, tuple[str, str]] = {}  # item_id -> (call_id, name)
 
     def _call_key(self, event: Mapping[str, Any]) -> tuple[str, str | None]:
@@ -362,7 +365,7 @@ class ResponsesStreamMapper(BaseStreamMapper):
         name = event.get("name")
         return str(call_id), name if isinstance(name, str) else None
 
-    def map(self, event: Any) -> list[ModelStreamEvent]:
+    def _map_event(self, event: Any) -> list[ModelStreamEvent]:
         """Events for one provider stream event."""
         data = as_dict(event)
         if data is None:
@@ -373,14 +376,11 @@ class ResponsesStreamMapper(BaseStreamMapper):
         if kind == "error":
             raise stream_error(self._options.provider_id, data)
         if kind == "response.output_text.delta" and isinstance(delta, str):
-            self._text += delta
             out.append(TextDelta(delta=delta, output_index=_index(data)))
         elif kind == "response.refusal.delta" and isinstance(delta, str):
             out.append(RefusalDelta(delta=delta, output_index=_index(data)))
         elif kind == "response.function_call_arguments.delta" and isinstance(delta, str):
             call_id, name = self._call_key(data)
-            entry = self._calls.setdefault(call_id, {"name": name or "", "arguments": ""})
-            entry["arguments"] += delta
             out.append(
                 ToolCallDelta(
                     call_id=call_id, name=name, arguments_delta=delta, output_index=_index(data)
@@ -390,7 +390,6 @@ class ResponsesStreamMapper(BaseStreamMapper):
             "response.reasoning_summary_text.delta",
             "response.reasoning_text.delta",
         ) and isinstance(delta, str):
-            self._reasoning += delta
             out.append(ReasoningDelta(delta=delta, output_index=_index(data)))
         elif kind == "response.output_item.added":
             item = as_dict(data.get("item")) or {}
@@ -399,13 +398,13 @@ class ResponsesStreamMapper(BaseStreamMapper):
                     str(item.get("call_id") or item["id"]),
                     str(item.get("name") or ""),
                 )
-        elif kind == "response.output_item.done" and "item" in data:
-            self._items.extend(_map_output_item(data["item"], self._options))
         elif kind in ("response.completed", "response.failed", "response.incomplete") and (
             as_dict(data.get("response")) is not None
         ):
+            self._terminal = True
             out.append(ResponseCompleted(response=self._parse(data["response"])))
         elif data.get("object") == "response":
+            self._terminal = True
             out.append(ResponseCompleted(response=self._parse(data)))
         out.extend(self._provider_events(data))
         return out
@@ -414,23 +413,11 @@ class ResponsesStreamMapper(BaseStreamMapper):
         return parse_response(raw, self._model, self._request, self._options)
 
     def finalize(self) -> ModelResponse:
-        """The response assembled from deltas and finished items (no completion event seen)."""
-        output = list(self._items)
-        if self._text and not any(isinstance(item, TextItem) for item in output):
-            output.append(text_output(self._text))
-        if self._reasoning and not any(isinstance(item, ReasoningItem) for item in output):
-            output.insert(
-                0,
-                ReasoningItem(
-                    provider=self._options.provider_id,
-                    opaque={"summary": self._reasoning},
-                    summary=self._reasoning,
-                ),
-            )
-        seen = {item.id for item in output if isinstance(item, ToolCallItem)}
-        for call_id, entry in self._calls.items():
-            if call_id not in seen:
-                output.append(tool_call_output(call_id, entry["name"], entry["arguments"]))
-        return self._streamed_response(
-            output, response_id="resp_stream", finish=None, usage=Usage(requests=1)
+        """Only reached when no terminal event arrived.
+
+        Raises:
+            ProviderStreamError: always (the stream was cut before ``response.completed``).
+        """
+        raise self._incomplete(
+            "OpenAI Responses", "response.completed, response.failed or response.incomplete"
         )
