@@ -8,10 +8,12 @@ import pytest
 
 from actoviq.runtime import (
     InMemoryArtifactMetadataStore,
+    InMemoryBudgetLedgerStore,
     InMemoryCheckpointStore,
     InMemoryDurableChildStore,
     InMemoryMemoryStore,
     InMemorySessionStore,
+    InMemoryWorkflowRunStore,
 )
 from actoviq.runtime.stores.conformance import CONFORMANCE_CHECKS, ConformanceCheck, StoreBundle
 
@@ -23,6 +25,8 @@ def _bundle() -> StoreBundle:
         memory=InMemoryMemoryStore(),
         artifacts=InMemoryArtifactMetadataStore(),
         children=InMemoryDurableChildStore(),
+        ledgers=InMemoryBudgetLedgerStore(),
+        workflows=InMemoryWorkflowRunStore(),
     )
 
 

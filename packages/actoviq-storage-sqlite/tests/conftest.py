@@ -11,10 +11,12 @@ import pytest
 
 from actoviq.runtime import (
     InMemoryArtifactMetadataStore,
+    InMemoryBudgetLedgerStore,
     InMemoryCheckpointStore,
     InMemoryDurableChildStore,
     InMemoryMemoryStore,
     InMemorySessionStore,
+    InMemoryWorkflowRunStore,
 )
 from actoviq.runtime.stores.conformance import StoreBundle
 from actoviq.storage.sqlite import SqliteStorage
@@ -60,6 +62,8 @@ async def bundle(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
             memory=InMemoryMemoryStore(),
             artifacts=InMemoryArtifactMetadataStore(),
             children=InMemoryDurableChildStore(),
+            ledgers=InMemoryBudgetLedgerStore(),
+            workflows=InMemoryWorkflowRunStore(),
         )
         return
     target = (
@@ -74,4 +78,6 @@ async def bundle(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
             memory=storage.memory,
             artifacts=storage.artifacts,
             children=storage.children,
+            ledgers=storage.ledgers,
+            workflows=storage.workflows,
         )

@@ -147,7 +147,7 @@ async def test_a_version_1_database_is_upgraded_to_turns(tmp_path: Path) -> None
         assert "storage_v2_session_items_tail" in _indexes(conn)
     engine.dispose()
     assert known_revisions() == (set(SHIPPED_REVISIONS), SHIPPED_REVISIONS[-1])
-    assert SHIPPED_REVISIONS[-1] == "0004"
+    assert SHIPPED_REVISIONS[-1] == "0005"
     async with await SqliteStorage.open(db) as storage:
         async with storage.database.read() as conn:
             version = (await conn.execute(text("SELECT version_num FROM alembic_version"))).all()
@@ -161,7 +161,7 @@ async def test_a_version_1_database_is_upgraded_to_turns(tmp_path: Path) -> None
                     )
                 )
             ).all()
-        assert [row[0] for row in version] == ["0004"]
+        assert [row[0] for row in version] == [SHIPPED_REVISIONS[-1]]
         assert [row[0] for row in marker] == [2]
         assert "storage_v2_session_items" not in tables
         assert [tuple(row) for row in turns] == [
@@ -393,6 +393,7 @@ def test_wheel_ships_the_migrations(tmp_path: Path) -> None:
         base + "versions/0002_drop_tail_index.py",
         base + "versions/0003_session_turns.py",
         base + "versions/0004_checkpoint_lease.py",
+        base + "versions/0005_ledgers_and_workflow_runs.py",
         base + "schema_v1.py",
     } <= names
     assert "actoviq/__init__.py" not in names

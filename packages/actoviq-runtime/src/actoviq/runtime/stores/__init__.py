@@ -19,6 +19,7 @@ from actoviq.runtime.stores.claims import (
     new_lease_owner,
     state_version,
 )
+from actoviq.runtime.stores.clock import StoreClock, wall_clock_ms
 from actoviq.runtime.stores.errors import (
     SessionRevisionConflictError,
     StorageConflictError,
@@ -27,13 +28,22 @@ from actoviq.runtime.stores.errors import (
     StorageNotFoundError,
     StorageUnavailableError,
 )
+from actoviq.runtime.stores.ledgers import (
+    BudgetLedgerLimits,
+    BudgetLedgerRecord,
+    BudgetLedgerStore,
+    BudgetLedgerUpdate,
+    BudgetReservationRow,
+)
 from actoviq.runtime.stores.memory import (
     InMemoryArtifactMetadataStore,
     InMemoryCheckpointStore,
     InMemoryDurableChildStore,
     InMemoryMemoryStore,
 )
+from actoviq.runtime.stores.memory_ledgers import InMemoryBudgetLedgerStore
 from actoviq.runtime.stores.memory_sessions import InMemorySessionStore
+from actoviq.runtime.stores.memory_workflows import InMemoryWorkflowRunStore
 from actoviq.runtime.stores.protocols import (
     ArtifactMetadataStore,
     CheckpointStore,
@@ -60,6 +70,13 @@ from actoviq.runtime.stores.records import (
     StoredItems,
     StoredSessionItem,
 )
+from actoviq.runtime.stores.workflow_runs import (
+    WORKFLOW_NODE_STATUSES,
+    WORKFLOW_RUN_STATUSES,
+    WorkflowNodeRow,
+    WorkflowRunRow,
+    WorkflowRunStore,
+)
 
 __all__ = [
     "AUDIT_ONLY_KINDS",
@@ -67,8 +84,15 @@ __all__ = [
     "DEFAULT_LEASE_MS",
     "DEFAULT_TENANT_ID",
     "DURABLE_CHILD_STATUSES",
+    "WORKFLOW_NODE_STATUSES",
+    "WORKFLOW_RUN_STATUSES",
     "ArtifactMetadataStore",
     "ArtifactRecord",
+    "BudgetLedgerLimits",
+    "BudgetLedgerRecord",
+    "BudgetLedgerStore",
+    "BudgetLedgerUpdate",
+    "BudgetReservationRow",
     "CheckpointRecord",
     "CheckpointStatus",
     "CheckpointStore",
@@ -76,10 +100,12 @@ __all__ = [
     "DurableChildRow",
     "DurableChildStore",
     "InMemoryArtifactMetadataStore",
+    "InMemoryBudgetLedgerStore",
     "InMemoryCheckpointStore",
     "InMemoryDurableChildStore",
     "InMemoryMemoryStore",
     "InMemorySessionStore",
+    "InMemoryWorkflowRunStore",
     "MemoryRecord",
     "MemoryStore",
     "NewSessionItem",
@@ -97,12 +123,17 @@ __all__ = [
     "StorageError",
     "StorageNotFoundError",
     "StorageUnavailableError",
+    "StoreClock",
     "StoreRunCheckpointAdapter",
     "StoreRuntimeSessionAdapter",
     "StoredItems",
     "StoredSessionItem",
+    "WorkflowNodeRow",
+    "WorkflowRunRow",
+    "WorkflowRunStore",
     "claim_refusal",
     "new_lease_owner",
     "parse_session_revision",
     "state_version",
+    "wall_clock_ms",
 ]

@@ -14,6 +14,7 @@ import attrs
 
 from actoviq.core import JsonObject, JsonValue, iso_now
 from actoviq.runtime.stores._memory_rows import RevisionRows, row_key
+from actoviq.runtime.stores.clock import wall_clock_ms
 from actoviq.runtime.stores.errors import StorageConflictError
 from actoviq.runtime.stores.records import (
     ArtifactRecord,
@@ -336,6 +337,10 @@ class InMemoryDurableChildStore:
             return False
         self._rows.rows[key] = next_row
         return True
+
+    async def clock_ms(self) -> int:
+        """See :class:`~actoviq.runtime.stores.clock.StoreClock` (the wall clock)."""
+        return wall_clock_ms()
 
     async def list_children(
         self,

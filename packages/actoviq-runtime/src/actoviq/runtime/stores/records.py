@@ -43,7 +43,15 @@ CHECKPOINT_STATUSES: frozenset[str] = frozenset(
     {"running", "interrupted", "awaiting_side_effect", "completed", "failed", "cancelled"}
 )
 DURABLE_CHILD_STATUSES: frozenset[str] = frozenset(
-    {"queued", "running", "completed", "failed", "cancelled", "needs_reconciliation"}
+    {
+        "queued",
+        "running",
+        "interrupted",
+        "completed",
+        "failed",
+        "cancelled",
+        "needs_reconciliation",
+    }
 )
 
 

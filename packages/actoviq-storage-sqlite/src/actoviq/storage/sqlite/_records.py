@@ -43,6 +43,7 @@ from actoviq.runtime.stores.validation import (
     require_revision,
     require_sha256,
 )
+from actoviq.storage.sqlite._clock import database_clock_ms
 from actoviq.storage.sqlite._engine import Database
 from actoviq.storage.sqlite._keyed_rows import KeyedRows, stored_int, stored_opt_text, stored_text
 from actoviq.storage.sqlite._tables import artifacts, checkpoints, durable_children, memory
@@ -469,6 +470,10 @@ class SqlDurableChildStore:
                 .values(**_child_values(row))
             )
             return changed.rowcount == 1
+
+    async def clock_ms(self) -> int:
+        """See :class:`~actoviq.runtime.stores.StoreClock` (PostgreSQL: the server's clock)."""
+        return await database_clock_ms(self._db)
 
     async def list_children(
         self,

@@ -1,6 +1,6 @@
 """SQLAlchemy Core tables (spec 04 §3.3 layout, plus the durable-children table of §8.1.2).
 
-This is the head schema (storage-v2 version 2, Alembic revision 0003). Version 1 followed the
+This is the head schema (storage-v2 version 2, Alembic revision 0005). Version 1 followed the
 reference's layout (one journal row per session item, frozen in ``migrations/schema_v1.py``);
 decision D7 makes the layout ours, and version 2 stores the journal as one row per *append*
 (``storage_v2_session_turns``): the item ids, kinds and payloads of the append as JSON arrays.
@@ -18,6 +18,7 @@ from sqlalchemy import (
     BigInteger,
     CheckConstraint,
     Column,
+    Double,
     ForeignKeyConstraint,
     Index,
     Integer,
@@ -183,6 +184,93 @@ Index(
     durable_children.c.tenant_id,
     durable_children.c.status,
     durable_children.c.lease_expires_at,
+)
+
+# Migration 0005: the durable budget ledger of a run tree (one row updated atomically, spec 04
+# §8.2-13) and the reservations running children hold on it.
+budget_ledgers = Table(
+    "storage_v2_budget_ledgers",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("ledger_id", Text, nullable=False),
+    Column("revision", BigInteger, nullable=False),
+    Column("max_child_runs", BigInteger, nullable=True),  # NULL: unbounded
+    Column("max_depth", BigInteger, nullable=True),
+    Column("max_total_tokens", BigInteger, nullable=True),
+    Column("max_cost_usd", Double, nullable=True),
+    Column("child_runs_started", BigInteger, nullable=False),
+    Column("total_tokens_used", BigInteger, nullable=False),
+    Column("cost_usd_used", Double, nullable=False),
+    Column("reserved_tokens", BigInteger, nullable=False),
+    Column("reserved_cost_usd", Double, nullable=False),
+    Column("metadata_json", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+    Column("updated_at", Text, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "ledger_id"),
+)
+
+budget_reservations = Table(
+    "storage_v2_budget_reservations",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("ledger_id", Text, nullable=False),
+    Column("reservation_id", Text, nullable=False),
+    Column("tokens", BigInteger, nullable=False),
+    Column("cost_usd", Double, nullable=False),
+    Column("expires_at", BigInteger, nullable=True),  # epoch ms; NULL: held until released
+    Column("created_at", Text, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "ledger_id", "reservation_id"),
+    ForeignKeyConstraint(
+        ["tenant_id", "ledger_id"], [budget_ledgers.c.tenant_id, budget_ledgers.c.ledger_id]
+    ),
+)
+
+# Migration 0005: durable workflow-graph runs (spec 04 §8.2-21): the run record (status, lease)
+# and one row per node execution (``iteration`` counts loop rounds).
+workflow_runs = Table(
+    "storage_v2_workflow_runs",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("run_id", Text, nullable=False),
+    Column("graph_id", Text, nullable=False),
+    Column("revision", BigInteger, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("lease_owner", Text, nullable=True),
+    Column("lease_expires_at", BigInteger, nullable=True),
+    Column("record_json", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+    Column("updated_at", Text, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "run_id"),
+)
+Index(
+    "storage_v2_workflow_runs_status",
+    workflow_runs.c.tenant_id,
+    workflow_runs.c.status,
+    workflow_runs.c.created_at,
+)
+Index(
+    "storage_v2_workflow_runs_graph",
+    workflow_runs.c.tenant_id,
+    workflow_runs.c.graph_id,
+    workflow_runs.c.created_at,
+)
+
+workflow_nodes = Table(
+    "storage_v2_workflow_nodes",
+    metadata,
+    Column("tenant_id", Text, nullable=False),
+    Column("run_id", Text, nullable=False),
+    Column("node_id", Text, nullable=False),
+    Column("iteration", BigInteger, nullable=False),
+    Column("revision", BigInteger, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("record_json", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+    Column("updated_at", Text, nullable=False),
+    PrimaryKeyConstraint("tenant_id", "run_id", "node_id", "iteration"),
+    ForeignKeyConstraint(
+        ["tenant_id", "run_id"], [workflow_runs.c.tenant_id, workflow_runs.c.run_id]
+    ),
 )
 
 json_v1_migrations = Table(

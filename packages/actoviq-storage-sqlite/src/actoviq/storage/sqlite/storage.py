@@ -1,4 +1,4 @@
-"""``SqliteStorage``: one engine and the five stores over it (SQLite default, PostgreSQL by URL)."""
+"""``SqliteStorage``: one engine and the stores over it (SQLite default, PostgreSQL by URL)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING
 
 from actoviq.runtime.stores import (
     ArtifactMetadataStore,
+    BudgetLedgerStore,
     CheckpointStore,
     DurableChildStore,
     MemoryStore,
     SessionStore,
     StorageUnavailableError,
+    WorkflowRunStore,
 )
 
 if TYPE_CHECKING:
@@ -34,6 +36,7 @@ class SqliteStorage:
     """
 
     def __init__(self, database: Database) -> None:
+        from actoviq.storage.sqlite._ledgers import SqlBudgetLedgerStore
         from actoviq.storage.sqlite._records import (
             SqlArtifactMetadataStore,
             SqlCheckpointStore,
@@ -41,6 +44,7 @@ class SqliteStorage:
             SqlMemoryStore,
         )
         from actoviq.storage.sqlite._sessions import SqlSessionStore
+        from actoviq.storage.sqlite._workflow_runs import SqlWorkflowRunStore
 
         self._database = database
         self._closed = False
@@ -49,6 +53,8 @@ class SqliteStorage:
         self.memory: MemoryStore = SqlMemoryStore(database)
         self.artifacts: ArtifactMetadataStore = SqlArtifactMetadataStore(database)
         self.children: DurableChildStore = SqlDurableChildStore(database)
+        self.ledgers: BudgetLedgerStore = SqlBudgetLedgerStore(database)
+        self.workflows: WorkflowRunStore = SqlWorkflowRunStore(database)
 
     @classmethod
     async def open(

@@ -13,7 +13,14 @@ one database (PostgreSQL) without seeing each other's rows.
 
 from __future__ import annotations
 
-from actoviq.runtime.stores.conformance import adapters, records, sessions, strict_json
+from actoviq.runtime.stores.conformance import (
+    adapters,
+    ledgers,
+    records,
+    sessions,
+    strict_json,
+    workflows,
+)
 from actoviq.runtime.stores.conformance._base import (
     CHECKS,
     ConformanceCheck,
@@ -23,8 +30,8 @@ from actoviq.runtime.stores.conformance._base import (
 
 __all__ = ["CONFORMANCE_CHECKS", "ConformanceCheck", "StoreBundle", "expect_error"]
 
-# Importing the check modules registers their checks (adapters, records, sessions, strict JSON).
-_MODULES = (sessions, records, adapters, strict_json)
+# Importing the check modules registers their checks.
+_MODULES = (sessions, records, adapters, strict_json, ledgers, workflows)
 
 CONFORMANCE_CHECKS: tuple[ConformanceCheck, ...] = tuple(CHECKS)
 """Every check, grouped by module."""

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 import attrs
 
 from actoviq.core import JsonObject
+from actoviq.runtime.stores.ledgers import BudgetLedgerStore
 from actoviq.runtime.stores.protocols import (
     ArtifactMetadataStore,
     CheckpointStore,
@@ -16,6 +17,7 @@ from actoviq.runtime.stores.protocols import (
     SessionStore,
 )
 from actoviq.runtime.stores.records import NewSessionItem
+from actoviq.runtime.stores.workflow_runs import WorkflowRunStore
 
 __all__ = [
     "CHECKS",
@@ -36,13 +38,15 @@ __all__ = [
 
 @attrs.frozen(kw_only=True)
 class StoreBundle:
-    """One backend's five stores, as handed to every check."""
+    """One backend's stores, as handed to every check."""
 
     sessions: SessionStore
     checkpoints: CheckpointStore
     memory: MemoryStore
     artifacts: ArtifactMetadataStore
     children: DurableChildStore
+    ledgers: BudgetLedgerStore
+    workflows: WorkflowRunStore
 
 
 @attrs.frozen

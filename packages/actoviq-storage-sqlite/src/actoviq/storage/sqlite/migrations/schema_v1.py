@@ -3,7 +3,8 @@
 ``_tables`` describes the head schema; revision 0001 must keep creating exactly what it created
 when it shipped, so the tables that later revisions changed are declared here as they were
 (one journal row per session item, no session incarnation; checkpoints without the 0004 lease
-columns) and every other table is copied from the head (they have not changed since version 1).
+columns) and every other table is copied from the head (they have not changed since version 1),
+except the tables later revisions added (0005: ledgers and workflow runs).
 """
 
 from __future__ import annotations
@@ -92,8 +93,14 @@ Index(
 )
 
 _CHANGED_SINCE_V1 = ("storage_v2_sessions", "storage_v2_session_turns", "storage_v2_checkpoints")
+_ADDED_SINCE_V1 = (  # created by 0005
+    "storage_v2_budget_ledgers",
+    "storage_v2_budget_reservations",
+    "storage_v2_workflow_runs",
+    "storage_v2_workflow_nodes",
+)
 for _table in head.metadata.sorted_tables:
-    if _table.name not in _CHANGED_SINCE_V1:
+    if _table.name not in _CHANGED_SINCE_V1 + _ADDED_SINCE_V1:
         _table.to_metadata(metadata_v1)
 
 APPEND_ONLY_TABLES_V1 = ("storage_v2_session_items", "storage_v2_session_snapshots")
