@@ -2,15 +2,23 @@
 
 The table is checked against ``typing.get_args(CanonicalItem)``: a new item type without a strategy
 and an example fails the harness (ADR-001 release gate).
+
+``edge_json_values`` and ``edge_texts`` draw what strict JSON (D2, D10) is about: numbers at the
+boundaries every language must agree on (±(2^53 - 1) and one beyond, 2^64, -0.0, 1e21 ± one ulp,
+subnormals, large integral floats), lone UTF-16 surrogates in strings and keys, and values nested
+around ``MAX_JSON_DEPTH`` (and far beyond). Each must be accepted unchanged or refused typed.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, get_args
 
 from hypothesis import strategies as st
 
 from actoviq.core import (
+    MAX_JSON_DEPTH,
+    MAX_SAFE_INTEGER,
     ArtifactRefItem,
     AudioItem,
     Base64Source,
@@ -49,6 +57,109 @@ json_objects: st.SearchStrategy[dict[str, JsonValue]] = st.dictionaries(
     text, json_values, max_size=4
 )
 opt_meta = st.none() | json_objects
+
+# --- the edges of strict JSON ---------------------------------------------------------------------
+
+BOUNDARY_INTEGERS: tuple[int, ...] = (
+    0,
+    -1,
+    MAX_SAFE_INTEGER,
+    -MAX_SAFE_INTEGER,
+    MAX_SAFE_INTEGER - 1,
+    MAX_SAFE_INTEGER + 1,  # 2^53: JavaScript cannot tell it from 2^53 + 1
+    -(MAX_SAFE_INTEGER + 1),
+    2**53 + 1,
+    -(2**53 + 1),
+    2**63 - 1,
+    -(2**63),
+    2**64,
+    10**21,
+)
+"""Integers on both sides of the safe range."""
+
+_MIN_NORMAL = 2.2250738585072014e-308
+BOUNDARY_FLOATS: tuple[float, ...] = (
+    0.0,
+    -0.0,
+    2.0,
+    -3.0,
+    0.1,
+    0.5,
+    5e-324,  # the smallest subnormal
+    -5e-324,
+    math.nextafter(_MIN_NORMAL, 0.0),  # the largest subnormal
+    _MIN_NORMAL,
+    1e-7,
+    math.nextafter(1e-7, 0.0),  # JavaScript switches to exponent notation below 1e-7
+    math.nextafter(1e-7, 1.0),
+    1e-6,
+    float(MAX_SAFE_INTEGER),  # an integral float in the safe range: written as an integer
+    -float(MAX_SAFE_INTEGER),
+    2.0**53,  # integral, beyond the safe range
+    2.0**53 + 2,
+    1e16,
+    4.592740275229641e16,
+    9.999999999999999e20,
+    math.nextafter(1e21, 0.0),  # the largest double JavaScript writes as an integer
+    1e21,
+    math.nextafter(1e21, math.inf),
+    1e300,
+    1.7976931348623157e308,
+    -1.7976931348623157e308,
+)
+"""Floats where number formatting changes between languages."""
+
+number_edges: st.SearchStrategy[int | float] = (
+    st.sampled_from(BOUNDARY_INTEGERS)
+    | st.sampled_from(BOUNDARY_FLOATS)
+    | st.integers(min_value=MAX_SAFE_INTEGER - 2, max_value=MAX_SAFE_INTEGER + 2).map(
+        lambda n: n * (1 if n % 2 else -1)
+    )
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.floats(min_value=2.0**53, max_value=1e21).map(math.floor).map(float)
+)
+"""Numbers at and around every boundary, plus arbitrary ones (some beyond the safe range)."""
+
+lone_surrogates = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
+
+
+def _spliced(head: str, bad: str, tail: str) -> str:
+    return head + bad + tail
+
+
+edge_texts: st.SearchStrategy[str] = st.one_of(
+    text,
+    st.builds(_spliced, text, lone_surrogates, text),
+    st.sampled_from(["\ud83d\ude00", "\U0001f600", "\ud83d", "x\udfff", "\ufffd", "\u2028"]),
+)
+"""Strings, some holding lone surrogates (or a surrogate pair as two code points)."""
+
+
+def nest(depth: int, leaf: Any = 0) -> Any:
+    """``leaf`` inside ``depth`` arrays: ``nest(2) == [[0]]`` is 2 deep."""
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+deep_values: st.SearchStrategy[Any] = st.integers(
+    min_value=MAX_JSON_DEPTH - 2, max_value=MAX_JSON_DEPTH + 1
+).map(nest) | st.sampled_from([MAX_JSON_DEPTH + 64, 20_000]).map(nest)
+"""Arrays nested around the depth limit, and far beyond it."""
+
+edge_json_values: st.SearchStrategy[Any] = (
+    st.recursive(
+        st.none() | st.booleans() | number_edges | edge_texts,
+        lambda children: (
+            st.lists(children, max_size=3) | st.dictionaries(edge_texts, children, max_size=3)
+        ),
+        max_leaves=8,
+    )
+    | deep_values
+)
+"""JSON-shaped values whose leaves and keys sit on the strict-JSON boundaries."""
 opt_text = st.none() | text
 opt_id = st.none() | ident
 sources = st.one_of(

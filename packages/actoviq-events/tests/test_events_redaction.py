@@ -281,7 +281,7 @@ def test_iterative_walk_handles_depth_up_to_the_bound() -> None:
     for _ in range(5000):
         result = result[0]
     assert result == "leaf"
-    with pytest.raises(RedactionError, match="deeper than 64"):
+    with pytest.raises(RedactionError, match="deeper than 576"):  # MAX_WIRE_DEPTH
         Redactor().redact(deep)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Final, cast
+from typing import Any, Final, cast
 
 __all__ = [
     "INTEGRAL_FLOATS",
@@ -216,11 +216,14 @@ def violation(value: object, max_depth: int) -> tuple[str, str] | None:
 
 
 def plain_numbers(value: object) -> object:
-    """A copy of a valid ``value`` with every integral float in the safe range as an ``int``.
+    """``value`` with every integral float in the safe range as an ``int``, for encoding.
 
     Only called when :func:`scan` returned :data:`INTEGRAL_FLOATS`. JSON has one number type:
     JavaScript (and any reader following ECMAScript ``Number::toString``) writes ``2.0`` as ``2``,
     so writing it as ``2`` ourselves means every reader sees the same number in the same form.
+
+    Containers are copied only on the path to a float that changes (the rest is shared with
+    ``value``, which is never modified), so the result is for encoding, not for handing out.
     """
     kind = type(value)
     if kind is float:
@@ -228,33 +231,38 @@ def plain_numbers(value: object) -> object:
         return int(number) if _integral(number) else number
     if kind is not dict and kind is not list:
         return value
-    root: list[object] = [None]
-    stack: list[tuple[object, object, object]] = [(value, root, 0)]
+    # A frame per container: [original, copy or None, parent frame or None, key in the parent].
+    root: list[Any] = [value, None, None, None]
+    stack: list[list[Any]] = [root]
     while stack:
-        source, target, slot = stack.pop()
-        copy: object
-        if type(source) is dict:
-            mapping: dict[str, object] = {}
-            for key, child in cast("dict[str, object]", source).items():
-                mapping[key] = child
-                child_kind = type(child)
-                if child_kind is float:
-                    number = cast(float, child)
-                    if _integral(number):
-                        mapping[key] = int(number)
-                elif child_kind is dict or child_kind is list:
-                    stack.append((child, mapping, key))
-            copy = mapping
+        frame = stack.pop()
+        node = frame[0]
+        pairs: Any = (
+            cast("dict[Any, object]", node).items()
+            if type(node) is dict
+            else (enumerate(cast("list[object]", node)))
+        )
+        for key, child in pairs:
+            child_kind: type = type(cast(object, child))
+            if child_kind is float:
+                if _integral(cast(float, child)):
+                    _copied(frame)[key] = int(cast(float, child))
+            elif child_kind is dict or child_kind is list:
+                stack.append([child, None, frame, key])
+    return root[1] if root[1] is not None else value
+
+
+def _copied(frame: list[Any]) -> Any:
+    """The frame's container copied (once), linked into its parent's copy."""
+    copy: Any = frame[1]
+    if copy is None:
+        original: Any = frame[0]
+        if type(original) is dict:
+            copy = dict(cast("dict[str, object]", original))
         else:
-            items = list(cast("list[object]", source))
-            for index, child in enumerate(items):
-                child_kind = type(child)
-                if child_kind is float:
-                    number = cast(float, child)
-                    if _integral(number):
-                        items[index] = int(number)
-                elif child_kind is dict or child_kind is list:
-                    stack.append((child, items, index))
-            copy = items
-        cast("dict[object, object]", target)[slot] = copy
-    return root[0]
+            copy = list(cast("list[object]", original))
+        frame[1] = copy
+        parent = frame[2]
+        if parent is not None:
+            _copied(parent)[frame[3]] = copy
+    return copy

@@ -36,6 +36,7 @@ import attrs
 
 from actoviq.core import (
     MAX_SAFE_INTEGER,
+    MAX_WIRE_DEPTH,
     UNSET,
     ActoviqError,
     JsonValue,
@@ -252,7 +253,9 @@ class RedactionPolicy:
             removes stack-trace frames together with the file paths they carry. Takes effect
             in :meth:`Redactor.redact_text` and, with ``scan_text``, in every string value. Use
             :meth:`RedactionPolicy.surface` for the whole surface policy.
-        max_depth: containers nested deeper than this make redaction fail (fail-closed).
+        max_depth: containers nested deeper than this make redaction fail (fail-closed). The
+            default, ``MAX_WIRE_DEPTH`` (576), delivers every strict-JSON document: event data
+            carrying an item whose values sit at ``MAX_JSON_DEPTH``.
         default_keys: apply :data:`DEFAULT_SENSITIVE_KEY_PATTERNS` (turn off only to replace
             them entirely with ``additional_keys``).
     """
@@ -262,7 +265,7 @@ class RedactionPolicy:
         default=(), converter=tuple, validator=_check_keys
     )
     scan_text: bool = False
-    max_depth: int = attrs.field(default=64, validator=_check_depth)
+    max_depth: int = attrs.field(default=MAX_WIRE_DEPTH, validator=_check_depth)
     default_keys: bool = True
     strip_stack_traces: bool = False
 
@@ -290,6 +293,7 @@ class RedactionPolicy:
             additional_keys=additional_keys,
             scan_text=True,
             strip_stack_traces=True,
+            max_depth=64,  # what a host renders needs no deeper values (fails closed beyond)
         )
 
 
