@@ -10,8 +10,10 @@ Example:
 from actoviq.core._unset import UNSET, Unset, is_set
 from actoviq.core.abort import AbortController, AbortError, AbortSignal
 from actoviq.core.agent_spec import (
+    DEFAULT_OUTPUT_RETRIES,
     DEFAULT_RUN_LIMITS,
     AgentSpec,
+    AgentSpecOptions,
     GuardrailDecision,
     HandoffRef,
     InputGuardrail,
@@ -94,6 +96,7 @@ from actoviq.core.json import (
     MAX_SAFE_INTEGER,
     MAX_WIRE_DEPTH,
     JsonArray,
+    JsonLike,
     JsonObject,
     JsonPrimitive,
     JsonValue,
@@ -109,6 +112,15 @@ from actoviq.core.json import (
     well_formed_text,
 )
 from actoviq.core.model_ref import ModelRef, ModelRefParts, model_ref_parts, parse_model_ref
+from actoviq.core.model_settings import (
+    REASONING_EFFORTS,
+    REASONING_SUMMARIES,
+    ModelSettings,
+    ReasoningEffort,
+    ReasoningSettings,
+    ReasoningSummary,
+    ToolChoiceSetting,
+)
 from actoviq.core.run import (
     Interruption,
     InterruptionKind,
@@ -120,6 +132,13 @@ from actoviq.core.run import (
 )
 from actoviq.core.schema import items_json_schema
 from actoviq.core.tool_errors import ToolExecutionError, ToolFailure, ToolFailureKind
+from actoviq.core.type_schema import (
+    SchemaBuilder,
+    SchemaDefinitionError,
+    SchemaValueError,
+    object_schema,
+    type_schema,
+)
 from actoviq.core.usage import (
     USAGE_FIELDS,
     Usage,
@@ -130,11 +149,14 @@ from actoviq.core.usage import (
 )
 
 __all__ = [
+    "DEFAULT_OUTPUT_RETRIES",
     "DEFAULT_RUN_LIMITS",
     "ITEM_TYPES",
     "MAX_JSON_DEPTH",
     "MAX_SAFE_INTEGER",
     "MAX_WIRE_DEPTH",
+    "REASONING_EFFORTS",
+    "REASONING_SUMMARIES",
     "UNSET",
     "USAGE_FIELDS",
     "AbortController",
@@ -143,6 +165,7 @@ __all__ = [
     "ActoviqError",
     "AgentSpec",
     "AgentSpecError",
+    "AgentSpecOptions",
     "ArtifactRefItem",
     "AudioItem",
     "AudioSource",
@@ -167,6 +190,7 @@ __all__ = [
     "InterruptionKind",
     "ItemValidationError",
     "JsonArray",
+    "JsonLike",
     "JsonObject",
     "JsonPrimitive",
     "JsonValue",
@@ -178,6 +202,7 @@ __all__ = [
     "ModelRefError",
     "ModelRefParts",
     "ModelRegistryError",
+    "ModelSettings",
     "OutputGuardrail",
     "OutputItem",
     "OutputSchema",
@@ -187,7 +212,10 @@ __all__ = [
     "ProviderResponseError",
     "ProviderTransportError",
     "RawItem",
+    "ReasoningEffort",
     "ReasoningItem",
+    "ReasoningSettings",
+    "ReasoningSummary",
     "RefSpec",
     "RefusalItem",
     "ResultStatus",
@@ -198,9 +226,13 @@ __all__ = [
     "RunPhase",
     "RunResult",
     "RunStatus",
+    "SchemaBuilder",
+    "SchemaDefinitionError",
+    "SchemaValueError",
     "StructuredItem",
     "TextItem",
     "ToolCallItem",
+    "ToolChoiceSetting",
     "ToolExecutionError",
     "ToolFailure",
     "ToolFailureKind",
@@ -239,11 +271,13 @@ __all__ = [
     "loads_strict",
     "model_ref_parts",
     "normalize_usage_delta",
+    "object_schema",
     "parse_model_ref",
     "register_wire_class",
     "resolve_instructions",
     "source_from_json",
     "to_iso",
     "to_json",
+    "type_schema",
     "well_formed_text",
 ]

@@ -13,12 +13,25 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeAlias, TypeVar, cast
+import re
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Final,
+    Generic,
+    TypeAlias,
+    TypedDict,
+    Unpack,
+    cast,
+    overload,
+)
 
 import attrs
+from typing_extensions import TypeVar
 
 from actoviq.core._validate import camel
 from actoviq.core.errors import AgentSpecError
@@ -26,20 +39,26 @@ from actoviq.core.items import CanonicalItem
 from actoviq.core.json import (
     MAX_SAFE_INTEGER,
     MAX_WIRE_DEPTH,
+    JsonLike,
     JsonObject,
     JsonValue,
+    clone_json_value,
     dumps_canonical,
     find_json_violation,
     json_value_error,
 )
 from actoviq.core.model_ref import ModelRefParts, model_ref_parts
+from actoviq.core.model_settings import ModelSettings
+from actoviq.core.type_schema import SchemaDefinitionError, type_schema
 
 if TYPE_CHECKING:
     from actoviq.core.run import RunContext
 
 __all__ = [
+    "DEFAULT_OUTPUT_RETRIES",
     "DEFAULT_RUN_LIMITS",
     "AgentSpec",
+    "AgentSpecOptions",
     "GuardrailDecision",
     "HandoffRef",
     "InputGuardrail",
@@ -54,8 +73,14 @@ __all__ = [
     "resolve_instructions",
 ]
 
-TContext = TypeVar("TContext")
-TOutput = TypeVar("TOutput")
+# Defaults (PEP 696) so that ``AgentSpec(...)`` is never ``AgentSpec[Unknown, Unknown]`` and
+# ``AgentSpec[MyContext]`` means an agent answering text.
+TContext = TypeVar("TContext", default=Any)
+TOutput = TypeVar("TOutput", default=str)
+_O = TypeVar("_O")
+
+DEFAULT_OUTPUT_RETRIES: Final = 1
+"""How many times invalid structured output is sent back to the model before the run fails."""
 
 
 PromptSource: TypeAlias = "str | Callable[[RunContext[Any]], str | Awaitable[str]]"
@@ -117,15 +142,181 @@ class HandoffRef:
     metadata: JsonObject | None = None
 
 
+_SCHEMA_NAME: Final = re.compile(r"[^a-zA-Z0-9_-]+")
+_WRAPPER_KEY: Final = "response"
+
+
 @attrs.frozen(kw_only=True, slots=True)
 class OutputSchema(Generic[TOutput]):
-    """A JSON Schema for structured output, with an optional ``parse`` into a Python value."""
+    """A JSON Schema for structured output, with an optional ``parse`` into a Python value.
+
+    Build one from a type with :meth:`from_type` (or pass the type as ``AgentSpec(output=...)``)
+    or from a JSON Schema with :meth:`from_json_schema`. The runtime always validates the model's
+    output against ``schema`` (jsonschema) before ``parse`` builds the typed value.
+
+    Attributes:
+        name: the schema name the provider sees (letters, digits, ``_`` and ``-``).
+        schema: the JSON Schema (Draft 2020-12) of the JSON the model must produce.
+        description: what the output is, for the model.
+        strict: ask the provider for strict schema adherence (None: the adapter's default).
+        parse: turns the validated JSON into the output value (None: the JSON itself).
+    """
 
     name: str
     schema: JsonObject
     description: str | None = None
     strict: bool | None = None
     parse: Callable[[JsonValue], TOutput] | None = None
+
+    @staticmethod
+    def from_type(
+        output_type: type[_O],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        strict: bool | None = None,
+        localns: Mapping[str, object] | None = None,
+    ) -> OutputSchema[_O]:
+        """The schema of ``output_type`` (attrs class, dataclass, TypedDict, pydantic model ...).
+
+        A type whose schema is not a JSON object (``int``, ``list[City]``, a union) is wrapped as
+        ``{"response": ...}`` (providers require an object at the top); ``parse`` unwraps it.
+        ``strict`` defaults to True when the schema allows it (every property required, no
+        additional properties), else False.
+
+        Raises:
+            AgentSpecError: the type cannot be expressed as JSON Schema.
+        """
+        if localns is None:
+            schema = _cached_from_type(output_type, name, description, strict)
+        else:
+            schema = _from_type(output_type, name, description, strict, localns)
+        return cast("OutputSchema[_O]", schema)
+
+    @staticmethod
+    def from_json_schema(
+        schema: Mapping[str, JsonLike],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        strict: bool | None = None,
+    ) -> OutputSchema[Any]:
+        """An output given by a JSON Schema; the output is the validated JSON value.
+
+        ``name`` defaults to the schema's ``title`` (else ``"output"``). The output is typed
+        ``Any``: a JSON Schema tells the type checker nothing about the value.
+
+        Raises:
+            AgentSpecError: ``schema`` is not a JSON object.
+        """
+        if not isinstance(schema, Mapping) or find_json_violation(dict(schema)) is not None:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise AgentSpecError("output schema must be a JSON object.", field="output")
+        document = cast(JsonObject, clone_json_value(dict(schema)))
+        title = document.get("title")
+        label = name if name is not None else (title if isinstance(title, str) else "output")
+        return OutputSchema(
+            name=_SCHEMA_NAME.sub("_", label)[:64] or "output",
+            schema=document,
+            description=description,
+            strict=strict,
+        )
+
+
+def _from_type(
+    output_type: Any,
+    name: str | None,
+    description: str | None,
+    strict: bool | None,
+    localns: Mapping[str, object] | None,
+) -> OutputSchema[Any]:
+    try:
+        schema, convert = type_schema(output_type, localns=localns)
+    except SchemaDefinitionError as error:
+        raise AgentSpecError(f"output type: {error}", field="output") from None
+    if schema.get("type") != "object":
+        defs = _pop_defs(schema)
+        inner = dict(schema)
+        wrapped: JsonObject = {
+            "type": "object",
+            "properties": {_WRAPPER_KEY: inner},
+            "required": [_WRAPPER_KEY],
+            "additionalProperties": False,
+        }
+        if defs is not None:
+            wrapped["$defs"] = defs
+        schema = wrapped
+        unwrap = convert
+
+        def unwrap_response(value: Any) -> Any:
+            return unwrap(value[_WRAPPER_KEY])
+
+        convert = unwrap_response
+
+    label = name if name is not None else getattr(output_type, "__name__", "output")
+    return OutputSchema(
+        name=_SCHEMA_NAME.sub("_", label)[:64] or "output",
+        schema=schema,
+        description=description,
+        strict=strict if strict is not None else _strict_compatible(schema),
+        parse=cast("Callable[[JsonValue], Any]", convert),
+    )
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_from_type(
+    output_type: Any, name: str | None, description: str | None, strict: bool | None
+) -> OutputSchema[Any]:
+    # One schema per type: two specs declaring the same output type compare equal.
+    return _from_type(output_type, name, description, strict, None)
+
+
+def _pop_defs(schema: JsonObject) -> JsonValue | None:
+    """Pop the ``$defs`` of ``schema`` (they stay at the root when the schema is wrapped)."""
+    return schema.pop("$defs", None) if "$defs" in schema else None
+
+
+def _strict_compatible(schema: JsonValue) -> bool:
+    """True when every object in ``schema`` requires all its properties and allows no others."""
+    stack: list[JsonValue] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            required = node.get("required", [])
+            if node.get("additionalProperties") is not False or not isinstance(required, list):
+                return False
+            if set(properties) != {name for name in required if isinstance(name, str)}:
+                return False
+        elif node.get("type") == "object" and node.get("additionalProperties") is not False:
+            return False
+        stack.extend(node.values())
+    return True
+
+
+def _output_schema(value: object, agent_id: str) -> OutputSchema[Any] | None:
+    if value is None or isinstance(value, OutputSchema):
+        return cast("OutputSchema[Any] | None", value)
+    if isinstance(value, Mapping):
+        return OutputSchema.from_json_schema(cast(Mapping[str, JsonLike], value))
+    if isinstance(value, type) or _typing_alias(value):
+        return OutputSchema.from_type(cast(type[Any], value))
+    raise AgentSpecError(
+        f'Agent "{agent_id}" output must be a type, an OutputSchema or a JSON Schema object, '
+        f"got {type(value).__name__}.",
+        field="output",
+    )
+
+
+def _typing_alias(value: object) -> bool:
+    """True for parametrised hints such as ``list[City]`` or ``int | None``."""
+    import typing
+
+    return typing.get_origin(value) is not None
 
 
 def _check_limit(name: str, value: object, *, minimum: int = 0, number: bool = False) -> None:
@@ -244,9 +435,52 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
     return tuple(value)
 
 
-@attrs.frozen(kw_only=True, slots=True, eq=False)
+class AgentSpecOptions(TypedDict, total=False):
+    """The other keyword arguments of :class:`AgentSpec` (see the class for their meaning)."""
+
+    description: str | None
+    model: str | ModelRefParts | None
+    tools: Iterable[str | RefSpec] | str
+    handoffs: Iterable[HandoffRef]
+    input_guardrails: Iterable[InputGuardrail]
+    output_guardrails: Iterable[OutputGuardrail]
+    middleware: Iterable[str | RefSpec] | str
+    limits: RunLimitsPatch | None
+    metadata: Mapping[str, JsonLike] | None
+    model_settings: ModelSettings | None
+    output_retries: int
+
+
+Instructions: TypeAlias = "str | Callable[[RunContext[Any]], str | Awaitable[str]]"
+
+
+@attrs.frozen(kw_only=True, slots=True, eq=False, init=False)
 class AgentSpec(Generic[TContext, TOutput]):
     """An immutable agent declaration.
+
+    ``AgentSpec(output=City)`` (an attrs class, dataclass, TypedDict, pydantic model or any type
+    hint) makes the agent answer with a validated ``City``: runs return ``RunResult[City]``. A
+    JSON Schema ``dict`` or an :class:`OutputSchema` work too. Without ``output`` the agent
+    answers text (``RunResult[str]``).
+
+    Attributes:
+        id: unique per runtime; names the agent in states, events and sessions.
+        name: a human-readable name.
+        instructions: the system prompt, or a (sync or async) function of the run context.
+        description: what the agent does (handoff and tool descriptions).
+        model: ``"provider:model"``; the runtime's default model when omitted.
+        tools: the registered tool names (or :class:`RefSpec`) the agent may call.
+        handoffs: agents it may hand the conversation to.
+        output: the structured output schema (see above).
+        input_guardrails / output_guardrails: checks before the first model call and on the
+            final output.
+        middleware: registered middleware references.
+        limits: run limits merged over the runtime's.
+        metadata: JSON metadata (part of the digest).
+        model_settings: sampling and request settings of every model call (part of the digest);
+            a run's ``model_settings=`` is merged over them.
+        output_retries: how many times output that fails the schema is sent back to the model
+            with the validation errors before the run fails (``STRUCTURED_OUTPUT_INVALID``).
 
     Equality is by :meth:`digest`-relevant content plus identity of callables, so two specs built
     the same way compare equal.
@@ -265,6 +499,63 @@ class AgentSpec(Generic[TContext, TOutput]):
     middleware: tuple[str | RefSpec, ...] = attrs.field(default=(), converter=_as_tuple)
     limits: RunLimitsPatch | None = None
     metadata: JsonObject | None = None
+    model_settings: ModelSettings | None = None
+    output_retries: int = DEFAULT_OUTPUT_RETRIES
+
+    @overload
+    def __init__(
+        self: AgentSpec[Any, str],
+        *,
+        id: str,
+        name: str,
+        instructions: Instructions,
+        output: None = None,
+        **options: Unpack[AgentSpecOptions],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: AgentSpec[Any, _O],
+        *,
+        id: str,
+        name: str,
+        instructions: Instructions,
+        output: type[_O] | OutputSchema[_O],
+        **options: Unpack[AgentSpecOptions],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: AgentSpec[Any, Any],  # a JSON Schema says nothing about the value's type
+        *,
+        id: str,
+        name: str,
+        instructions: Instructions,
+        output: Mapping[str, JsonLike],
+        **options: Unpack[AgentSpecOptions],
+    ) -> None: ...
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        name: str,
+        instructions: Instructions,
+        output: object = None,
+        **options: Unpack[AgentSpecOptions],
+    ) -> None:
+        agent_id = id if isinstance(id, str) else ""  # pyright: ignore[reportUnnecessaryIsInstance]
+        metadata = options.get("metadata")
+        if metadata is not None and isinstance(metadata, Mapping) and type(metadata) is not dict:  # pyright: ignore[reportUnnecessaryIsInstance]
+            options["metadata"] = dict(metadata)
+        init = cast(Any, self).__attrs_init__
+        init(
+            id=id,
+            name=name,
+            instructions=instructions,
+            output=_output_schema(output, agent_id),
+            **options,
+        )
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -307,6 +598,17 @@ class AgentSpec(Generic[TContext, TOutput]):
                 raise AgentSpecError(
                     f'Agent "{self.id}" output.schema must be a JSON object.', field="output"
                 )
+        if self.model_settings is not None and not isinstance(self.model_settings, ModelSettings):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise AgentSpecError(
+                f'Agent "{self.id}" model_settings must be a ModelSettings.',
+                field="modelSettings",
+            )
+        retries = self.output_retries
+        if type(retries) is not int or not 0 <= retries <= 100:
+            raise AgentSpecError(
+                f'Agent "{self.id}" output_retries must be an int between 0 and 100.',
+                field="outputRetries",
+            )
         # Validates tool and middleware references, then the strict-JSON rules (D2) on every
         # string and value of the declaration, so digest() cannot fail later.
         error = json_value_error(
@@ -348,6 +650,11 @@ class AgentSpec(Generic[TContext, TOutput]):
         ]
         data["inputGuardrails"] = [guardrail.id for guardrail in self.input_guardrails]
         data["outputGuardrails"] = [guardrail.id for guardrail in self.output_guardrails]
+        # Added after 1.0 previews: present only when set, so earlier digests stay valid.
+        if self.model_settings is not None and not self.model_settings.is_empty:
+            data["modelSettings"] = self.model_settings.to_json()
+        if self.output_retries != DEFAULT_OUTPUT_RETRIES:
+            data["outputRetries"] = self.output_retries
         return data
 
     def digest(self, tool_descriptors: Sequence[Mapping[str, Any]] = ()) -> str:
@@ -374,6 +681,7 @@ class AgentSpec(Generic[TContext, TOutput]):
             and self.instructions == other_spec.instructions
             and self.handoffs == other_spec.handoffs
             and self.output == other_spec.output
+            and self.model_settings == other_spec.model_settings
             and self.input_guardrails == other_spec.input_guardrails
             and self.output_guardrails == other_spec.output_guardrails
         )

@@ -26,6 +26,7 @@ in [2^53, 1e21)) is then refused when read back, never silently changed.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeAlias, cast
 
 from actoviq.core._json_rules import (
@@ -53,6 +54,7 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "MAX_WIRE_DEPTH",
     "JsonArray",
+    "JsonLike",
     "JsonObject",
     "JsonPrimitive",
     "JsonValue",
@@ -72,6 +74,13 @@ JsonPrimitive: TypeAlias = str | int | float | bool | None
 JsonValue: TypeAlias = JsonPrimitive | list["JsonValue"] | dict[str, "JsonValue"]
 JsonObject: TypeAlias = dict[str, JsonValue]
 JsonArray: TypeAlias = list[JsonValue]
+JsonLike: TypeAlias = (
+    "str | int | float | bool | Sequence[JsonLike] | Mapping[str, JsonLike] | None"
+)
+"""What a public input that becomes JSON accepts: a variable holding ``{"a": [1, 2]}`` (inferred
+``dict[str, list[int]]``) type-checks, unlike with the invariant :data:`JsonValue`. The value is
+still validated as strict JSON at runtime (a tuple or a ``Mapping`` that is not a ``dict`` inside
+it is refused where strict JSON is required)."""
 
 _EXPECTED: Final = {
     NOT_JSON: None,

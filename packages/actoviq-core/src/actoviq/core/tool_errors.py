@@ -16,8 +16,10 @@ from actoviq.core.json import JsonObject
 __all__ = ["ToolExecutionError", "ToolFailure", "ToolFailureKind"]
 
 ToolFailureKind: TypeAlias = Literal[
-    "not_found", "validation", "denied", "timeout", "cancelled", "execution"
+    "not_found", "validation", "denied", "timeout", "cancelled", "execution", "retry"
 ]
+"""Why a call produced no output. ``retry``: the tool raised ``ToolRetry`` to ask the model to
+call it again with other arguments (see ``actoviq.runtime.ToolRetry``)."""
 
 
 @attrs.frozen(kw_only=True, slots=True)
