@@ -173,7 +173,8 @@ async def test_structured_output_missing_and_raw_value() -> None:
     missing = ScriptedProvider(["no structure"])
     with pytest.raises(RunError) as info:
         await scripted_runtime(missing).run(
-            make_agent(output=OutputSchema(name="s", schema={"type": "object"})), "q"
+            make_agent(output=OutputSchema(name="s", schema={"type": "object"}), output_retries=0),
+            "q",
         )
     assert info.value.code == "STRUCTURED_OUTPUT_MISSING"
     raw = ScriptedProvider([ScriptedTurn(structured_output=[1, 2])])

@@ -47,7 +47,8 @@ async def test_invalid_input_is_validation_and_executor_not_called() -> None:
     runner = ToolRunner(ToolRegistry([make_tool(execute=recorder)]))
     failure = await expect_failure(runner.execute("double", {"value": "3"}, tool_context()))
     assert failure.kind == "validation"
-    assert failure.message == 'Invalid input for tool "double".'
+    assert failure.message.startswith("Invalid input for tool \"double\". $['value']: ")
+    assert "is not of type 'integer'" in failure.message  # the model sees what to fix
     assert failure.cause is not None and "value" in str(failure.cause)
     assert recorder.calls == 0
 
@@ -142,7 +143,10 @@ async def test_unknown_tool_and_tool_outside_the_agent_list_are_not_found() -> N
     recorder = Recorder()
     runner = ToolRunner(ToolRegistry([make_tool(execute=recorder)]))
     failure = await expect_failure(runner.execute("nope", {}, tool_context()))
-    assert (failure.kind, failure.message) == ("not_found", 'Unknown tool "nope".')
+    assert (failure.kind, failure.message) == (
+        "not_found",
+        'Unknown tool "nope". Available tools: double.',
+    )
     failure = await expect_failure(
         runner.execute("double", {"value": 1}, tool_context(), allowed_tools=("other",))
     )
@@ -229,7 +233,7 @@ async def test_custom_formatter_and_non_error_throw() -> None:
         "kind": "execution",
         "toolName": "double",
         "callId": "call-1",
-        "message": 'Tool "double" failed.',
+        "message": 'Tool "double" failed. RuntimeError: boom',
         "retryable": False,
         "cause": {"type": "RuntimeError", "message": "boom"},
     }

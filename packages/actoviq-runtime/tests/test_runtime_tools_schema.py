@@ -229,7 +229,7 @@ def test_any_mapping_and_bare_containers() -> None:
     def loose(anything: Any, table: Mapping[str, int], items: list, blob: dict) -> None:  # type: ignore[type-arg]
         return None
 
-    loose_tool = tool(loose)  # pyright: ignore[reportUnknownArgumentType]
+    loose_tool: RuntimeTool = tool(loose)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
 
     properties: Any = loose_tool.descriptor.input.json_schema["properties"]
     assert properties["anything"] == {}

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from actoviq.core import AgentSpec, RunLimits, RunLimitsPatch, TextItem
+from actoviq.core import AgentSpec, AgentSpecError, RunLimits, RunLimitsPatch, TextItem
 from actoviq.providers import ModelOutputSchema
 from actoviq.runtime.handoff_tools import handoff_tools
 from actoviq.runtime.middleware import MiddlewarePipeline, MiddlewareRegistry
 from actoviq.runtime.parts import AgentEntry
-from actoviq.runtime.tools import ToolRegistry
+from actoviq.runtime.tools import ToolDefinitionError, ToolRegistry, compile_json_schema
 
 __all__ = ["agent_digest", "build_agent_entry", "resolve_limits"]
 
@@ -53,6 +53,16 @@ def build_agent_entry(
     handoffs = handoff_tools(agent.id, agent.handoffs, order) if agent.handoffs else {}
     output = agent.output
     instructions = agent.instructions
+    validator = None
+    if output is not None:
+        try:
+            validator = compile_json_schema(output.schema)
+        except ToolDefinitionError as error:
+            raise AgentSpecError(
+                f'Agent "{agent.id}" output schema "{output.name}" is not a valid JSON Schema: '
+                f"{error}",
+                field="output",
+            ) from None
     return AgentEntry(
         spec=agent,
         digest=digest,
@@ -63,6 +73,7 @@ def build_agent_entry(
         system_item=TextItem(role="system", text=instructions)
         if isinstance(instructions, str) and instructions
         else None,
+        output_validator=validator,
         output_schema=None
         if output is None
         else ModelOutputSchema(

@@ -62,6 +62,7 @@ from actoviq.runtime.run_outcomes import run_cancelled, run_failed, run_interrup
 from actoviq.runtime.run_output import finalize, hand_off
 from actoviq.runtime.state import ResolvedDecision, RunStateStatus, SerializedRunState
 from actoviq.runtime.stores import RuntimeSessionStore
+from actoviq.runtime.structured_output import OutputCheck, retry_output
 from actoviq.runtime.tools import InterruptionDecision, PendingTool
 
 __all__ = ["RunExecution", "RunInterrupted", "RunSeed"]
@@ -165,6 +166,14 @@ class RunExecution:
         self.metadata: JsonObject = state.metadata
         self.digest = state.agent_config_digest
         self.state_revision = state.state_revision
+        self.run_settings = state.model_settings  # the run's own (persisted) settings
+        agent_settings = self.agent.model_settings
+        if agent_settings is None:
+            self.settings = self.run_settings
+        else:
+            self.settings = agent_settings.merged(self.run_settings)
+        self.output_retries_used = state.structured_output_retries
+        self.tool_retries: dict[str, int] = dict(state.tool_retries)
         self.expected = seed.expected
         self.final_state: JsonObject | None = None
         self.deadline_ms = seed.deadline_ms
@@ -180,6 +189,7 @@ class RunExecution:
         self.terminal = False
         self._start_emitted = False
         self.last_response: ModelResponse | None = None
+        self.output_check: OutputCheck | None = None  # the last response's structured verdict
         self.handoff: HandoffCallItem | None = None  # the model's handoff of the current turn
         self.provider_route: tuple[object, ModelProvider] | None = None
         if seed.signal is not None:
@@ -273,6 +283,9 @@ class RunExecution:
             child_run_ids=self.child_run_ids,
             metadata=self.metadata,
             state_revision=self.state_revision,
+            model_settings=self.run_settings,
+            structured_output_retries=self.output_retries_used,
+            tool_retries=tuple(self.tool_retries.items()),
         )
 
     def snapshot_json(self) -> JsonObject:
@@ -567,7 +580,9 @@ class RunExecution:
             response = await model_turn(self)
             calls = [item for item in response.output if isinstance(item, ToolCallItem)]
             if not calls:
-                break
+                if self.entry.output_validator is None or not await retry_output(self, response):
+                    break
+                continue
             from actoviq.runtime.tool_turn import finish_turn
 
             await finish_turn(self, {})

@@ -23,6 +23,7 @@ from actoviq.providers import (
 )
 from actoviq.runtime.handoff_tools import handoff_tool_definitions
 from actoviq.runtime.middleware import MiddlewareInvariantViolationError, MiddlewareStage
+from actoviq.runtime.model_settings import request_settings
 from actoviq.runtime.stream_events import model_ref_json, stream_event_payload
 
 if TYPE_CHECKING:
@@ -125,15 +126,24 @@ def _model_request(run: RunExecution, model: str | ModelRefParts) -> ModelReques
     if tools is None:
         tools = _tool_definitions(run)
         entry.tool_definitions = tools
+    settings = run.settings
+    if settings is None:
+        return ModelRequest(
+            model=model,
+            input=run.transcript,
+            tools=tools or None,
+            tool_policy="auto" if tools else "none",
+            output_schema=entry.output_schema,
+            # No output-token limit: the run's ``max_output_tokens`` is a budget over the whole
+            # run (checked after each call), not a per-request cap; a per-request limit comes
+            # only from model settings the user sets (adapters needing one use a default).
+        )
     return ModelRequest(
         model=model,
         input=run.transcript,
         tools=tools or None,
-        tool_policy="auto" if tools else "none",
         output_schema=entry.output_schema,
-        # No output-token limit: the run's ``max_output_tokens`` is a budget over the whole run
-        # (checked after each call), not a per-request cap; a per-request limit comes only from
-        # model settings the user sets (adapters that need one pick a per-model default).
+        **request_settings(run, settings, bool(tools)),
     )
 
 

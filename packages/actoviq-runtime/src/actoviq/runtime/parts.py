@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -60,6 +60,7 @@ class AgentEntry:
     tool_order: tuple[str, ...] = ()
     tool_definitions: tuple[ModelToolDefinition, ...] | None = None
     output_schema: ModelOutputSchema | None = None
+    output_validator: Callable[[object], None] | None = None
     limits_base: RunLimits | None = None
     limits: RunLimits | None = None
     system_item: TextItem | None = None

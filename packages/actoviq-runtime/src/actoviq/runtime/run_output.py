@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from actoviq.core import JsonObject, JsonValue, RunError, RunResult, StructuredItem, TextItem
+from actoviq.core import JsonObject, RunError, RunResult, TextItem
 from actoviq.providers import ModelResponse
 from actoviq.runtime.failures import persistence_error
 from actoviq.runtime.middleware import MiddlewareInvariantViolationError, MiddlewareStage
 from actoviq.runtime.run_outcomes import run_result
 from actoviq.runtime.stores import StorageConflictError
+from actoviq.runtime.structured_output import check_output, output_error
 
 if TYPE_CHECKING:
     from actoviq.runtime.loop import RunExecution
@@ -24,25 +25,18 @@ __all__ = ["default_output", "finalize", "hand_off"]
 
 
 def default_output(run: RunExecution, response: ModelResponse) -> Any:
-    """The output without ``finalizeOutput`` middleware: parsed structured output, or the text.
+    """The output without ``finalizeOutput`` middleware: validated structured output, or the text.
 
     Raises:
-        RunError: ``STRUCTURED_OUTPUT_MISSING`` (the agent has a schema, the model gave nothing).
+        RunError: ``STRUCTURED_OUTPUT_MISSING`` (the agent has a schema, the model gave no JSON)
+            or ``STRUCTURED_OUTPUT_INVALID`` (it does not match the schema or does not parse),
+            once the agent's ``output_retries`` are spent.
     """
-    schema = run.agent.output
-    if schema is not None:
-        if not response.has_structured_output:
-            structured = [item for item in response.output if isinstance(item, StructuredItem)]
-            if not structured:
-                raise RunError(
-                    f'Model did not return structured output for schema "{schema.name}".',
-                    code="STRUCTURED_OUTPUT_MISSING",
-                    phase="finalize_output",
-                )
-            value: JsonValue = structured[-1].value
-        else:
-            value = cast(JsonValue, response.structured_output)
-        return schema.parse(value) if schema.parse is not None else value
+    if run.agent.output is not None:
+        check = check_output(run, response)
+        if not check.valid:
+            raise output_error(run, check)
+        return check.value
     return _assistant_text(response)
 
 

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal, TypedDict, cast
 
 import attrs
@@ -18,7 +18,9 @@ from actoviq.core import (
     AgentSpec,
     CanonicalItem,
     ItemValidationError,
+    JsonLike,
     JsonObject,
+    ModelSettings,
     PreservedItem,
     RunError,
     RunLimitsPatch,
@@ -70,6 +72,8 @@ class RunOptions(TypedDict, total=False):
             scope's trace. Its ``run_id`` is the run's id; ``parent_run_id``/``parent_trace``
             must then be omitted.
         limits: limits merged over the agent's and the runtime's.
+        model_settings: settings merged over the agent's ``model_settings`` for this run (kept
+            in the run state, so a resumed run continues with them).
         session_history: ``"load"`` (default): the stored history is prepended to the input and
             the input plus the generated items are appended. ``"provided"``: the input *is* the
             history the model sees (e.g. a handoff's filtered conversation), so the stored
@@ -83,12 +87,13 @@ class RunOptions(TypedDict, total=False):
     tenant_id: str | None
     expected_session_revision: str | None
     workspace_id: str | None
-    metadata: JsonObject | None
+    metadata: Mapping[str, JsonLike] | None
     run_id: str | None
     parent_run_id: str | None
     parent_trace: TraceContext | None
     trace: TraceContext | None
     limits: RunLimitsPatch | None
+    model_settings: ModelSettings | None
     session_history: Literal["load", "provided"] | None
 
 
@@ -197,7 +202,8 @@ def fresh_state(
     Raises:
         ItemValidationError: ``metadata`` is not a JSON object, or the input is not canonical.
     """
-    metadata = options.get("metadata")
+    given = options.get("metadata")
+    metadata = dict(given) if isinstance(given, Mapping) else given
     if metadata is not None:
         if type(metadata) is not dict:
             raise ItemValidationError("Run metadata must be a JSON object.", field="metadata")
@@ -207,6 +213,14 @@ def fresh_state(
                 error.message, field="metadata", path=error.path, reason=error.reason
             )
     items = normalize_input(input)
+    settings = options.get("model_settings")
+    if settings is not None and not isinstance(settings, ModelSettings):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise RunError(
+            f"model_settings must be a ModelSettings, got {type(settings).__name__}.",
+            code="RUN_OPTION_INVALID",
+            phase="runtime",
+            details={"option": "modelSettings"},
+        )
     return SerializedRunState(
         run_id=run_id,
         agent_id=agent.id,
@@ -224,7 +238,8 @@ def fresh_state(
         tenant_id=options.get("tenant_id"),
         expected_session_revision=options.get("expected_session_revision"),
         workspace_id=options.get("workspace_id"),
-        metadata=metadata if metadata is not None else {},
+        metadata=cast(JsonObject, metadata) if metadata is not None else {},
+        model_settings=settings,
     )
 
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
-from typing import Any, Final, Self, Unpack, get_args
+from typing import Any, Final, Self, TypeVar, Unpack, cast, get_args
 
 import attrs
 
@@ -28,6 +28,7 @@ from actoviq.core import (
     CanonicalItem,
     JsonValue,
     ModelRefParts,
+    ModelSettings,
     RunError,
     RunLimits,
     RunLimitsPatch,
@@ -44,6 +45,7 @@ from actoviq.events import (
     KnownEventType,
     RandomIdFactory,
     RedactionPolicy,
+    Redactor,
     SystemClock,
     default_processors,
 )
@@ -91,6 +93,7 @@ DEFAULT_MAX_CONCURRENT_RUNS: Final = 64
 DEFAULT_MAX_TOOL_THREADS: Final = min(32, (os.cpu_count() or 1) + 4)
 """Worker threads for plain (non-``async``) tools: the size of asyncio's default executor."""
 _MAX_SAFE: Final = 2**53 - 1
+TOutput = TypeVar("TOutput")
 _new_run_id: Final = RandomIdFactory().event_id  # UUIDv4 text, like str(uuid.uuid4())
 _RESERVED_EVENT_TYPES: Final = frozenset(
     (*get_args(KnownEventType), "handoff.prepared", "handoff.requested", "tool.suspended")
@@ -216,6 +219,7 @@ class AgentRuntime:
                 policy=tool_policy,
                 error_formatter=tool_error_formatter,
                 executor=self._tool_threads,
+                redactor=Redactor(redaction),
             ),
             policy_configured=tool_policy is not None,
             services=self.services,
@@ -366,23 +370,26 @@ class AgentRuntime:
         return handle
 
     async def run(
-        self, agent: AgentSpec[Any, Any], input: AgentInput, **options: Unpack[RunOptions]
-    ) -> RunResult[Any]:
+        self, agent: AgentSpec[Any, TOutput], input: AgentInput, **options: Unpack[RunOptions]
+    ) -> RunResult[TOutput]:
         """Run ``agent`` to completion with non-streaming model calls.
 
         ``options`` are the keyword options of :class:`~actoviq.runtime.run_setup.RunOptions`
         (``context``, ``signal``, ``session_id``, ``tenant_id``, ``expected_session_revision``,
         ``workspace_id``, ``metadata``, ``run_id``, ``parent_run_id``, ``parent_trace``,
-        ``trace``, ``limits``, ``session_history``; all default None).
+        ``trace``, ``limits``, ``model_settings``, ``session_history``; all default None).
 
         Returns a :class:`RunResult` with status ``completed``, ``interrupted`` (see
         ``result.interruptions`` / ``result.state``) or ``cancelled``; raises when the run fails.
+        The result is typed by the agent's output: ``RunResult[str]`` for a text agent,
+        ``RunResult[City]`` for ``AgentSpec(output=City)`` (``output`` is the validated value of a
+        completed run; ``""`` for an interrupted or cancelled one).
         """
         execution = self._fresh(agent, input, False, options)
         task = execution.task
         assert task is not None
         try:
-            return await asyncio.shield(task)
+            return cast(RunResult[TOutput], await asyncio.shield(task))
         except asyncio.CancelledError:
             if not task.done():
                 execution.abort(RunCancelledError("Run caller was cancelled."))
@@ -390,13 +397,13 @@ class AgentRuntime:
             raise
 
     def stream(
-        self, agent: AgentSpec[Any, Any], input: AgentInput, **options: Unpack[RunOptions]
-    ) -> RunHandle[Any]:
+        self, agent: AgentSpec[Any, TOutput], input: AgentInput, **options: Unpack[RunOptions]
+    ) -> RunHandle[TOutput]:
         """Start ``agent`` with streaming model calls and return its :class:`RunHandle` at once.
 
         ``options`` are the same keyword options as :meth:`run`.
         """
-        return self._handle(self._fresh(agent, input, True, options))
+        return cast(RunHandle[TOutput], self._handle(self._fresh(agent, input, True, options)))
 
     def resume(
         self,
@@ -406,8 +413,12 @@ class AgentRuntime:
         context: Any = None,
         signal: AbortSignal | None = None,
         limits: RunLimitsPatch | None = None,
+        model_settings: ModelSettings | None = None,
     ) -> RunHandle[Any]:
         """Continue an interrupted (or crashed) run from its serialised state, exactly once.
+
+        ``model_settings`` are merged over the run's own (those given to ``run``/``stream``,
+        kept in the state) for the rest of the run.
 
         The pending calls of the interrupted turn are finished first (decisions apply to them),
         then the turn loop continues; event sequences continue after ``lastEventSequence``; the
@@ -448,8 +459,11 @@ class AgentRuntime:
         resolved = resolve_limits(entry, self.default_limits, limits)
         deadline, deadline_error = resume_deadline(parsed, limits, resolved)
 
+        settings = parsed.model_settings
+        if model_settings is not None:
+            settings = model_settings if settings is None else settings.merged(model_settings)
         seed = RunSeed(
-            state=attrs.evolve(parsed, status="running"),
+            state=attrs.evolve(parsed, status="running", model_settings=settings),
             input=list(parsed.input),
             limits=resolved,
             deadline_ms=deadline,
@@ -505,8 +519,8 @@ class AgentRuntime:
         return True
 
     def run_sync(
-        self, agent: AgentSpec[Any, Any], input: AgentInput, **options: Any
-    ) -> RunResult[Any]:
+        self, agent: AgentSpec[Any, TOutput], input: AgentInput, **options: Unpack[RunOptions]
+    ) -> RunResult[TOutput]:
         """Convenience for scripts: ``asyncio.run(runtime.run(...))`` (no running loop allowed)."""
         return asyncio.run(self.run(agent, input, **options))
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from actoviq.core import JsonObject, items_json_schema
+from actoviq.core import REASONING_EFFORTS, REASONING_SUMMARIES, JsonObject, items_json_schema
 from actoviq.runtime.state import RUN_STATE_SCHEMA_VERSION
 
-__all__ = ["run_state_json_schema"]
+__all__ = ["model_settings_json_schema", "run_state_json_schema"]
 
 _ITEM = {"$ref": "urn:actoviq:schema:canonical-item"}
 _TEXT: dict[str, Any] = {"type": "string", "minLength": 1}
@@ -26,6 +26,41 @@ def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
         "required": required,
         "additionalProperties": False,
     }
+
+
+def model_settings_json_schema() -> JsonObject:
+    """The schema of :class:`~actoviq.core.ModelSettings` on the wire (all fields optional)."""
+    number: dict[str, Any] = {"type": "number"}
+    reasoning = {
+        "type": "object",
+        "properties": {
+            "effort": {"enum": list(REASONING_EFFORTS)},
+            "summary": {"enum": list(REASONING_SUMMARIES)},
+            "budgetTokens": {"type": "integer", "minimum": 1},
+        },
+        "additionalProperties": False,
+    }
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "temperature": {**number, "minimum": 0, "maximum": 2},
+            "topP": {**number, "minimum": 0, "maximum": 1},
+            "maxOutputTokens": {"type": "integer", "minimum": 1},
+            "stopSequences": {"type": "array", "items": {"type": "string", "minLength": 1}},
+            "seed": {"type": "integer"},
+            "reasoning": reasoning,
+            "parallelToolCalls": {"type": "boolean"},
+            "toolChoice": {"type": "string", "minLength": 1},
+            "promptCacheKey": {"type": "string", "minLength": 1},
+            "metadata": {"type": "object"},
+            "providerOptions": {
+                "type": "object",
+                "additionalProperties": {"type": "object"},
+            },
+        },
+        "additionalProperties": False,
+    }
+    return cast(JsonObject, schema)
 
 
 def run_state_json_schema() -> JsonObject:
@@ -123,6 +158,9 @@ def run_state_json_schema() -> JsonObject:
             "decisions": {"type": "array", "items": {"$ref": "#/$defs/decision"}},
             "childRunIds": {"type": "array", "items": _TEXT},
             "metadata": {"type": "object"},
+            "modelSettings": {"$ref": "#/$defs/modelSettings"},
+            "structuredOutputRetries": {"type": "integer", "minimum": 0},
+            "toolRetries": {"type": "object", "additionalProperties": {"type": "integer"}},
         },
         [
             "schemaVersion",
@@ -151,6 +189,7 @@ def run_state_json_schema() -> JsonObject:
             "pendingTool": pending_tool,
             "interruption": interruption,
             "decision": decision,
+            "modelSettings": model_settings_json_schema(),
         },
     }
     return cast(JsonObject, schema)

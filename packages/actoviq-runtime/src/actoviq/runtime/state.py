@@ -38,6 +38,7 @@ from actoviq.core import (
     CanonicalItem,
     Interruption,
     JsonObject,
+    ModelSettings,
     Usage,
     from_json,
     item_from_json,
@@ -185,6 +186,9 @@ class SerializedRunState:
     child_run_ids: tuple[str, ...] = ()
     metadata: JsonObject = attrs.field(factory=lambda: cast(JsonObject, {}))
     state_revision: int = 0
+    model_settings: ModelSettings | None = None
+    structured_output_retries: int = 0
+    tool_retries: tuple[tuple[str, int], ...] = ()
     schema_version: int = RUN_STATE_SCHEMA_VERSION
 
     def to_json(self) -> JsonObject:
@@ -225,6 +229,13 @@ class SerializedRunState:
         data["decisions"] = [decision.to_json() for decision in self.decisions]
         data["childRunIds"] = list(self.child_run_ids)
         data["metadata"] = self.metadata
+        # Additive fields (absent when unset, so older readers and states are unaffected).
+        if self.model_settings is not None:
+            data["modelSettings"] = self.model_settings.to_json()
+        if self.structured_output_retries:
+            data["structuredOutputRetries"] = self.structured_output_retries
+        if self.tool_retries:
+            data["toolRetries"] = cast(JsonObject, dict(self.tool_retries))
         return data
 
     @classmethod
@@ -306,5 +317,35 @@ class SerializedRunState:
             child_run_ids=tuple(str(entry) for entry in _list(mapping, "childRunIds")),
             metadata=cast(JsonObject, dict(mapping.get("metadata") or {})),
             state_revision=revision,
+            model_settings=_model_settings(mapping.get("modelSettings")),
+            structured_output_retries=_count(mapping.get("structuredOutputRetries", 0)),
+            tool_retries=_tool_retries(mapping.get("toolRetries")),
             schema_version=RUN_STATE_SCHEMA_VERSION,
         )
+
+
+def _model_settings(data: object) -> ModelSettings | None:
+    if data is None:
+        return None
+    try:
+        return from_json(ModelSettings, data)
+    except Exception as error:
+        raise RunStateError(f"Malformed modelSettings in run state: {error}") from error
+
+
+def _count(value: object) -> int:
+    if type(value) is not int or value < 0:
+        raise RunStateError("structuredOutputRetries must be a non-negative integer.")
+    return value
+
+
+def _tool_retries(data: object) -> tuple[tuple[str, int], ...]:
+    if data is None:
+        return ()
+    if type(data) is not dict:
+        raise RunStateError("toolRetries must be a JSON object.")
+    counts = cast(dict[str, object], data)
+    for count in counts.values():
+        if type(count) is not int or count < 0:
+            raise RunStateError("toolRetries values must be non-negative integers.")
+    return tuple((name, cast(int, count)) for name, count in counts.items())

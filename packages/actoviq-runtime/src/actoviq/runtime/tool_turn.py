@@ -37,6 +37,7 @@ from actoviq.core import (
     Interruption,
     JsonObject,
     JsonValue,
+    RunError,
     ToolCallItem,
     ToolResultItem,
     iso_now,
@@ -157,6 +158,7 @@ class _ToolTurn:
         self.late: list[Interruption] = []
         self.suspensions: dict[str, ToolSuspension] = {}
         self.finalized = False
+        self.exhausted: tuple[ToolFailure, int] | None = None  # a tool out of retries
 
     # -- pass 1: decide ---------------------------------------------------------------------------
 
@@ -179,6 +181,37 @@ class _ToolTurn:
         if not self.finalized:
             self._append_results()
             await ex.save()
+        if self.exhausted is not None:
+            failure, budget = self.exhausted
+            raise RunError(
+                f'Tool "{failure.tool_name}" failed {budget + 1} times in a row asking for a '
+                f"retry or with invalid arguments (max_retries={budget}): {failure.message}",
+                code="TOOL_RETRIES_EXCEEDED",
+                run_id=ex.run_id,
+                phase="tool_call",
+                details={
+                    "tool": failure.tool_name,
+                    "callId": failure.call_id,
+                    "maxRetries": budget,
+                },
+            )
+
+    def _track(self, name: str, failure: ToolFailure | None) -> None:
+        """Count consecutive retries (``ToolRetry``, invalid arguments); reset on success."""
+        counts = self.ex.tool_retries
+        if failure is None:
+            counts.pop(name, None)
+            return
+        if failure.kind not in ("retry", "validation"):
+            return
+        tool = self.ex.parts.tools.resolve(name)
+        if tool is None:
+            return
+        count = counts.get(name, 0) + 1
+        counts[name] = count
+        budget = tool.descriptor.behavior.retry_budget
+        if count > budget and self.exhausted is None:
+            self.exhausted = (failure, budget)
 
     async def _decide(self, index: int) -> Interruption | None:
         ex = self.ex
@@ -370,6 +403,7 @@ class _ToolTurn:
         if result is None:
             result = failure_result(failure, ex.parts.runner.error_formatter)
         ex.pending[index] = _commit(pending, result)
+        self._track(pending.call.name, failure)
         await ex.save()
         await ex.emit(
             "tool.failed",
@@ -499,6 +533,7 @@ class _ToolTurn:
             assert output is not None
             result = success_result(call, output)
         ex.pending[index] = started.advance(PendingToolState.COMMITTED, result=result)
+        self._track(call.name, failure)
         await ex.save()
         await self._announce(call, output, failure)
 
@@ -545,6 +580,7 @@ class _ToolTurn:
                 assert output is not None
                 result = success_result(pending.call, output)
             ex.pending[index] = _commit(pending, result)
+            self._track(pending.call.name, failure)
         last = batch[-1]
         if not suspended and all(
             p.state is PendingToolState.COMMITTED for p in ex.pending[last + 1 :]

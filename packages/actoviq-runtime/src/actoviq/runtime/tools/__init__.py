@@ -9,8 +9,9 @@ Example:
     >>> runner = ToolRunner(ToolRegistry([double]))
 """
 
-from actoviq.runtime.tools.decorator import tool
+from actoviq.runtime.tools.decorator import FunctionTool, tool
 from actoviq.runtime.tools.descriptor import (
+    DEFAULT_TOOL_MAX_RETRIES,
     RuntimeTool,
     ToolApproval,
     ToolArtifact,
@@ -35,6 +36,7 @@ from actoviq.runtime.tools.errors import (
     ToolInterruptionRequiredError,
     ToolProgressError,
     ToolRegistryError,
+    ToolRetry,
     ToolSuspension,
     format_failure,
 )
@@ -54,6 +56,8 @@ from actoviq.runtime.tools.policy import (
 from actoviq.runtime.tools.registry import ToolRegistry
 from actoviq.runtime.tools.results import denial_result, failure_result, success_result
 from actoviq.runtime.tools.runner import (
+    LOGGER,
+    MAX_DETAIL_CHARS,
     PreparedToolCall,
     ToolRunner,
     epoch_ms,
@@ -82,10 +86,14 @@ from actoviq.runtime.tools.state import (
 )
 
 __all__ = [
+    "DEFAULT_TOOL_MAX_RETRIES",
+    "LOGGER",
+    "MAX_DETAIL_CHARS",
     "AllowDecision",
     "DecisionOutcome",
     "DenyDecision",
     "FrozenJson",
+    "FunctionTool",
     "InterruptDecision",
     "InterruptionDecision",
     "PendingTool",
@@ -120,6 +128,7 @@ __all__ = [
     "ToolRegistry",
     "ToolRegistryError",
     "ToolResumption",
+    "ToolRetry",
     "ToolRunner",
     "ToolSchema",
     "ToolSuspension",

@@ -27,9 +27,11 @@ import re
 import sys
 import typing
 from collections.abc import Callable
-from typing import Any, overload
+from typing import Any, Generic, ParamSpec, TypeVar, overload
 
-from actoviq.core import JsonObject, is_json_value
+import attrs
+
+from actoviq.core import JsonObject, SchemaBuilder, is_json_value, object_schema
 from actoviq.runtime.tools.descriptor import (
     RuntimeTool,
     ToolBehavior,
@@ -39,21 +41,41 @@ from actoviq.runtime.tools.descriptor import (
     ToolSchema,
 )
 from actoviq.runtime.tools.errors import ToolDefinitionError
-from actoviq.runtime.tools.schema import (
-    SchemaBuilder,
-    ToolInputInvalidError,
-    compile_json_schema,
-    object_schema,
-)
+from actoviq.runtime.tools.schema import ToolInputInvalidError, compile_json_schema
 
-__all__ = ["tool"]
+__all__ = ["FunctionTool", "tool"]
 
 # The decorated function's own signature is arbitrary; the tool erases it.
 ToolFunction = Callable[..., Any]
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@attrs.frozen(kw_only=True, slots=True)
+class FunctionTool(RuntimeTool, Generic[P, R]):
+    """What ``@tool`` returns: a :class:`RuntimeTool` that is still the function.
+
+    Call it like the function (unit tests need no runtime): ``add(1, 2) == 3``. The runtime uses
+    it as any tool (``descriptor``, ``execute``); ``function`` is the decorated function.
+
+    Example:
+        >>> @tool
+        ... def add(a: int, b: int) -> int:
+        ...     '''Add.'''
+        ...     return a + b
+        >>> add(1, 2), add.name
+        (3, 'add')
+    """
+
+    function: Callable[P, R] = attrs.field(eq=False, repr=False)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Call the decorated function directly (no validation, no runtime)."""
+        return self.function(*args, **kwargs)
 
 
 @overload
-def tool(fn: ToolFunction, /) -> RuntimeTool: ...
+def tool(fn: Callable[P, R], /) -> FunctionTool[P, R]: ...
 
 
 @overload
@@ -66,7 +88,8 @@ def tool(
     requires_approval: bool = False,
     parallel_safe: bool | None = None,
     metadata: JsonObject | None = None,
-) -> Callable[[ToolFunction], RuntimeTool]: ...
+    max_retries: int | None = None,
+) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 
 def tool(
@@ -80,8 +103,13 @@ def tool(
     requires_approval: bool = False,
     parallel_safe: bool | None = None,
     metadata: JsonObject | None = None,
-) -> RuntimeTool | Callable[[ToolFunction], RuntimeTool]:
-    """Turn a (sync or async) function into a :class:`RuntimeTool`.
+    max_retries: int | None = None,
+) -> FunctionTool[..., Any] | Callable[[ToolFunction], FunctionTool[..., Any]]:
+    """Turn a (sync or async) function into a tool the runtime can run.
+
+    The result is a :class:`FunctionTool`: a :class:`RuntimeTool` that can still be called like
+    the function. Raise :class:`~actoviq.runtime.tools.ToolRetry` inside it to ask the model
+    for another try.
 
     Args:
         fn: the function (when used as bare ``@tool``).
@@ -92,6 +120,8 @@ def tool(
         requires_approval: every call needs an approval.
         parallel_safe: False keeps a read tool out of parallel batches.
         metadata: JSON metadata on the descriptor.
+        max_retries: consecutive ``ToolRetry`` or invalid-argument calls the tool accepts in a
+            run before the run fails (default ``DEFAULT_TOOL_MAX_RETRIES``).
 
     Raises:
         ToolDefinitionError: a parameter type cannot be expressed as JSON Schema, or the
@@ -104,9 +134,10 @@ def tool(
         timeout_ms=timeout_ms,
         requires_approval=requires_approval,
         parallel_safe=parallel_safe,
+        max_retries=max_retries,
     )
 
-    def decorate(function: ToolFunction) -> RuntimeTool:
+    def decorate(function: ToolFunction) -> FunctionTool[..., Any]:
         return _build_tool(function, name, description, behavior, metadata, caller_locals)
 
     if fn is not None:
@@ -121,12 +152,12 @@ def _build_tool(
     behavior: ToolBehavior,
     metadata: JsonObject | None,
     localns: dict[str, object],
-) -> RuntimeTool:
+) -> FunctionTool[..., Any]:
     if not callable(fn):
         raise ToolDefinitionError("@tool expects a function.")
     tool_name = name if name is not None else getattr(fn, "__name__", "")
     summary, param_docs = _parse_docstring(inspect.getdoc(fn) or "")
-    builder = SchemaBuilder(localns)
+    builder = SchemaBuilder(localns, error=ToolDefinitionError)
     try:
         hints = builder.hints(fn)
     except ToolDefinitionError as error:
@@ -207,7 +238,7 @@ def _build_tool(
         behavior=behavior,
         metadata=metadata,
     )
-    return RuntimeTool(descriptor=descriptor, execute=execute)
+    return FunctionTool(descriptor=descriptor, execute=execute, function=fn)
 
 
 _SECTION = re.compile(

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from actoviq.runtime.tools.state import InterruptionDecision
 
 __all__ = [
+    "DEFAULT_TOOL_MAX_RETRIES",
     "RuntimeTool",
     "ToolApproval",
     "ToolArtifact",
@@ -82,6 +83,15 @@ def _check_effect(_: object, __: object, value: str | None) -> None:
         )
 
 
+DEFAULT_TOOL_MAX_RETRIES = 1
+"""Consecutive retries (``ToolRetry`` or invalid arguments) a tool accepts by default."""
+
+
+def _check_retries(_: object, __: object, value: int | None) -> None:
+    if value is not None and (type(value) is not int or not 0 <= value <= 100):
+        raise ToolDefinitionError("Tool maxRetries must be an int between 0 and 100.")
+
+
 @attrs.frozen(kw_only=True, slots=True)
 class ToolBehavior:
     """How a tool may be run.
@@ -92,6 +102,9 @@ class ToolBehavior:
         requires_approval: an approval gate that no policy can lift (D5).
         parallel_safe: set False to keep a ``read`` tool out of parallel batches.
         concurrency_key: declared for parity; not used by the runtime.
+        max_retries: how many consecutive calls in a run may end in ``ToolRetry`` or invalid
+            arguments before the run fails (``TOOL_RETRIES_EXCEEDED``); None means
+            :data:`DEFAULT_TOOL_MAX_RETRIES`. A successful call resets the count.
     """
 
     effect: ToolEffect | None = attrs.field(default=None, validator=_check_effect)
@@ -99,6 +112,12 @@ class ToolBehavior:
     requires_approval: bool = False
     parallel_safe: bool | None = None
     concurrency_key: str | None = None
+    max_retries: int | None = attrs.field(default=None, validator=_check_retries)
+
+    @property
+    def retry_budget(self) -> int:
+        """``max_retries``, or the default when undeclared."""
+        return DEFAULT_TOOL_MAX_RETRIES if self.max_retries is None else self.max_retries
 
 
 def _schema_copy(value: Mapping[str, object]) -> JsonObject:

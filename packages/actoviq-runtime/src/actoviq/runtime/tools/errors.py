@@ -34,6 +34,7 @@ __all__ = [
     "ToolInterruptionRequiredError",
     "ToolProgressError",
     "ToolRegistryError",
+    "ToolRetry",
     "ToolSuspension",
     "format_failure",
 ]
@@ -94,6 +95,27 @@ class ToolCallDenied(ActoviqError):
     def __init__(self, reason: str = "Tool call denied by middleware.") -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class ToolRetry(ActoviqError):
+    """Raise inside a tool to ask the model to call it again, e.g. with corrected arguments.
+
+    The model sees ``message`` in the call's error result (kind ``retry``). A tool accepts at
+    most its ``max_retries`` consecutive retries and invalid-argument calls per run (a success
+    resets the count); one more fails the run with ``RunError`` ``TOOL_RETRIES_EXCEEDED``.
+
+    Example:
+        >>> # @tool(max_retries=2)
+        >>> # def book(day: str) -> str:
+        >>> #     if day < today():
+        >>> #         raise ToolRetry(f"{day} is in the past; pick a day from {today()} on.")
+    """
+
+    default_code: ClassVar[str] = "TOOL_RETRY"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class ToolDefinitionError(ActoviqError, TypeError, ValueError):

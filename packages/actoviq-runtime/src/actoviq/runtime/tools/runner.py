@@ -18,15 +18,17 @@ import asyncio
 import contextvars
 import enum
 import inspect
+import logging
 import sys
 import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from concurrent.futures import Executor
-from typing import Any, TypeVar, cast
+from typing import Any, Final, TypeVar, cast
 
 import attrs
 
 from actoviq.core import MAX_WIRE_DEPTH, AbortController, AbortError, JsonValueError, converter
+from actoviq.events import Redactor
 from actoviq.runtime.tools.descriptor import (
     RuntimeTool,
     ToolEffect,
@@ -39,6 +41,7 @@ from actoviq.runtime.tools.errors import (
     ToolFailure,
     ToolFailureKind,
     ToolInterruptionRequiredError,
+    ToolRetry,
     ToolSuspension,
     format_failure,
 )
@@ -53,8 +56,11 @@ from actoviq.runtime.tools.policy import (
     idempotency_key_for,
 )
 from actoviq.runtime.tools.registry import ToolRegistry
+from actoviq.runtime.tools.schema import ToolInputInvalidError
 
 __all__ = [
+    "LOGGER",
+    "MAX_DETAIL_CHARS",
     "PreparedToolCall",
     "ToolRunner",
     "epoch_ms",
@@ -66,6 +72,13 @@ __all__ = [
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+LOGGER: Final = logging.getLogger("actoviq.runtime.tools")
+"""Tool failures are logged here (run id, tool, call id, exception type; arguments redacted)."""
+
+MAX_DETAIL_CHARS: Final = 1000
+"""The longest detail (validation errors, an exception's text) a failure message carries."""
+_MAX_LISTED_TOOLS: Final = 40
 
 
 def epoch_ms() -> float:
@@ -80,6 +93,7 @@ class PreparedToolCall:
     tool: RuntimeTool
     input: Any  # the parsed input: whatever the tool's schema produces
     context: ToolExecutionContext
+    arguments: object = None  # the raw JSON arguments (logged only through the redactor)
 
     @property
     def name(self) -> str:
@@ -102,6 +116,9 @@ class ToolRunner:
         clock: epoch-milliseconds clock used for deadlines (tests inject one).
         executor: the worker threads plain (non-``async``) tools run in (default: the event
             loop's default executor). ``AgentRuntime`` passes its own bounded pool.
+        redactor: cleans what failure messages and logs carry (an exception's text, the call's
+            arguments); default: the default redaction policy. ``AgentRuntime`` passes one
+            built from its ``redaction`` policy.
     """
 
     def __init__(
@@ -112,12 +129,14 @@ class ToolRunner:
         error_formatter: ToolErrorFormatter | None = None,
         clock: Callable[[], float] = epoch_ms,
         executor: Executor | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         self.registry = registry
         self.policy = policy
         self.error_formatter = error_formatter
         self._clock = clock
         self._executor = executor
+        self.redactor = redactor if redactor is not None else Redactor()
 
     @property
     def executor(self) -> Executor | None:
@@ -158,15 +177,24 @@ class ToolRunner:
         """
         tool = self.registry.resolve(name)
         if tool is None or (allowed_tools is not None and name not in allowed_tools):
-            raise _error("not_found", name, ctx, f'Unknown tool "{name}".')
+            available = sorted(
+                allowed_tools if allowed_tools is not None else self.registry.names()
+            )
+            raise _error("not_found", name, ctx, _unknown_tool(name, available))
         descriptor = tool.descriptor
         try:
             parsed = descriptor.input.parse(raw_input)
         except (ToolExecutionError, ToolInterruptionRequiredError):
             raise
+        except ToolRetry as retry:  # a parse hook may ask for a retry too
+            raise _error("retry", name, ctx, self._text(retry.message), retry) from retry
         except Exception as error:
             raise _error(
-                "validation", name, ctx, f'Invalid input for tool "{name}".', error
+                "validation",
+                name,
+                ctx,
+                f'Invalid input for tool "{name}". {self._validation_detail(error)}',
+                error,
             ) from error
         if ctx.idempotency_key is None:
             key = idempotency_key_for(ctx.run_id, ctx.call_id, descriptor.effect)
@@ -190,7 +218,47 @@ class ToolRunner:
                 reason=f'Tool "{name}" requires approval.',
             )
             raise ToolInterruptionRequiredError(decision, name, ctx.call_id)
-        return PreparedToolCall(tool=tool, input=parsed, context=ctx)
+        return PreparedToolCall(tool=tool, input=parsed, context=ctx, arguments=raw_input)
+
+    def _text(self, text: str) -> str:
+        """``text`` redacted (secret shapes) and bounded for the model."""
+        text = self.redactor.redact_text(text)
+        if len(text) > MAX_DETAIL_CHARS:
+            text = text[: MAX_DETAIL_CHARS - 1] + "…"
+        return text
+
+    def _validation_detail(self, error: Exception) -> str:
+        if isinstance(error, ToolInputInvalidError) and error.errors:
+            detail = "; ".join(error.errors)
+        else:
+            detail = f"$: {type(error).__name__}: {error}"
+        return self._text(detail) + " Fix the arguments and call the tool again."
+
+    def _log_failure(self, prepared: PreparedToolCall, error: BaseException) -> str:
+        """Log a tool that raised; returns the redacted, bounded text the model sees."""
+        ctx = prepared.context
+        kind = type(error).__name__
+        text = self._text(str(error))
+        try:
+            arguments: object = self.redactor.redact(prepared.arguments)
+        except Exception:
+            arguments = "[unavailable]"  # fail closed: nothing unredacted reaches the log
+        LOGGER.warning(
+            'Tool "%s" raised %s (run %s, call %s): %s',
+            prepared.name,
+            kind,
+            ctx.run_id,
+            ctx.call_id,
+            text,
+            extra={
+                "actoviq_run_id": ctx.run_id,
+                "actoviq_tool": prepared.name,
+                "actoviq_call_id": ctx.call_id,
+                "actoviq_exception_type": kind,
+                "actoviq_arguments": arguments,
+            },
+        )
+        return f"{kind}: {text}" if text else kind
 
     async def _authorize(
         self, request: ToolAuthorizationRequest, name: str, ctx: ToolExecutionContext
@@ -258,13 +326,18 @@ class ToolRunner:
                     result = await self._call(prepared, call_ctx)
         except (ToolExecutionError, ToolInterruptionRequiredError, ToolSuspension):
             raise
+        except ToolRetry as retry:
+            raise _error("retry", name, ctx, self._text(retry.message), retry) from retry
         except TimeoutError as error:
             if scope is not None and scope.expired():
                 boundary.abort(TimeoutError("Tool deadline exceeded."))
                 raise _error(
                     "timeout", name, ctx, f'Tool "{name}" exceeded its deadline.', error
                 ) from error
-            raise _error("execution", name, ctx, f'Tool "{name}" failed.', error) from error
+            detail = self._log_failure(prepared, error)
+            raise _error(
+                "execution", name, ctx, f'Tool "{name}" failed. {detail}', error
+            ) from error
         except asyncio.CancelledError as error:
             if aborted_by_parent and task is not None and task.uncancel() == 0:
                 raise _error(
@@ -276,7 +349,10 @@ class ToolRunner:
                 ) from error
             raise
         except Exception as error:
-            raise _error("execution", name, ctx, f'Tool "{name}" failed.', error) from error
+            detail = self._log_failure(prepared, error)
+            raise _error(
+                "execution", name, ctx, f'Tool "{name}" failed. {detail}', error
+            ) from error
         finally:
             remove()
         return self._normalize(prepared, result)
@@ -404,6 +480,15 @@ def runs_on_loop(execute: Callable[..., object]) -> bool:
     return call is not None and inspect.iscoroutinefunction(call)
 
 
+def _unknown_tool(name: str, available: Sequence[str]) -> str:
+    if not available:
+        return f'Unknown tool "{name}". No tools are available.'
+    shown = list(available[:_MAX_LISTED_TOOLS])
+    more = len(available) - len(shown)
+    listed = ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+    return f'Unknown tool "{name}". Available tools: {listed}.'
+
+
 def _approved(ctx: ToolExecutionContext, decision: InterruptDecision) -> bool:
     return ctx.approval is not None and ctx.approval.interruption_id == decision.interruption_id
 
@@ -422,7 +507,14 @@ def _error(
     cause: BaseException | None = None,
 ) -> ToolExecutionError:
     return ToolExecutionError(
-        ToolFailure(kind=kind, tool_name=name, call_id=ctx.call_id, message=message, cause=cause)
+        ToolFailure(
+            kind=kind,
+            tool_name=name,
+            call_id=ctx.call_id,
+            message=message,
+            cause=cause,
+            retryable=kind == "retry",
+        )
     )
 
 
