@@ -139,8 +139,18 @@ def _error_key(error: ValidationError) -> str:
 
 
 def _describe(error: ValidationError) -> str:
+    """``"<path>: <message>"`` without the offending value (named by its type only).
+
+    The message reaches events and the model, and the value may be a secret in the wrong field.
+    """
     path = "$" + "".join(f"[{part!r}]" for part in error.absolute_path)
-    return f"{path}: {error.message}"
+    message = error.message
+    instance: object = error.instance
+    if not isinstance(instance, bool | type(None)):
+        shown = repr(instance)
+        if shown in message:
+            message = message.replace(shown, f"<{type(instance).__name__}>")
+    return f"{path}: {message}"
 
 
 def json_schema_input(
