@@ -192,8 +192,8 @@ def _fast_turn(items: Sequence[NewSessionItem], stamp: str) -> PreparedTurn | No
     status = _exact_json_many(body)
     if status == _INVALID:
         return None
-    if status == _INTEGRAL_FLOATS:
-        text = dump_json(cast(Any, body), "payload")  # integral floats written as integers
+    if status == _INTEGRAL_FLOATS:  # integral floats written as integers, payload by payload
+        text = "[" + ",".join([dump_json(payload, "payload") for payload in body]) + "]"
     return _encode_turn(list(ids), list(kinds), body, created, stamp, text)
 
 

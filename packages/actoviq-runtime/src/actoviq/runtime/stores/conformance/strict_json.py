@@ -28,8 +28,8 @@ from actoviq.runtime.stores.records import NewSessionItem
 __all__ = ["UNSTORABLE"]
 
 
-def _nest(depth: int) -> Any:
-    value: Any = 1
+def _nest(depth: int, leaf: Any = 1) -> Any:
+    value: Any = leaf
     for _ in range(depth):
         value = [value]
     return value
@@ -307,15 +307,19 @@ async def check_numbers_are_stored_as_every_language_reads_them(s: StoreBundle, 
 @register
 async def check_values_at_the_depth_limit_round_trip(s: StoreBundle, ns: str) -> None:
     deep = {"deep": _nest(MAX_WIRE_DEPTH - 1)}  # the object is one level: exactly at the limit
+    deep_float = {"deep": _nest(MAX_WIRE_DEPTH - 2, [2.0])}  # an integral float at the bottom
     await s.sessions.create(tenant_id=ns, session_id="s")
     await s.sessions.append(
         tenant_id=ns,
         session_id="s",
         expected_revision=0,
-        items=[NewSessionItem(item_id="d", kind="deep", payload=deep)],
+        items=[
+            NewSessionItem(item_id="d", kind="deep", payload=deep),
+            NewSessionItem(item_id="f", kind="deep", payload=deep_float),
+        ],
     )
     loaded = await s.sessions.load(tenant_id=ns, session_id="s")
-    assert loaded.items[0].payload == deep
+    assert [item.payload for item in loaded.items] == [deep, deep_float]
     record = await s.checkpoints.put(
         tenant_id=ns,
         checkpoint_id="c",
