@@ -112,6 +112,7 @@ class ModelCapabilities:
     prompt_caching: bool = False
     stop_sequences: bool = False
     provider_raw_round_trip: bool = False
+    seed: bool = False
 
 
 ModelCapability: TypeAlias = Literal[
@@ -133,6 +134,7 @@ ModelCapability: TypeAlias = Literal[
     "promptCaching",
     "stopSequences",
     "providerRawRoundTrip",
+    "seed",
 ]
 
 # dotted wire name -> (group attribute or None, member attribute)
@@ -155,6 +157,7 @@ _NAMES: Final[dict[str, tuple[str | None, str]]] = {
     "promptCaching": (None, "prompt_caching"),
     "stopSequences": (None, "stop_sequences"),
     "providerRawRoundTrip": (None, "provider_raw_round_trip"),
+    "seed": (None, "seed"),
 }
 CAPABILITY_NAMES: Final[tuple[str, ...]] = tuple(_NAMES)
 """Every capability name, dotted and camelCase as on the wire."""
@@ -196,7 +199,7 @@ OPENAI_RESPONSES_CAPABILITIES: Final = _caps(
 OPENAI_CHAT_COMPAT_CAPABILITIES: Final = _caps(
     {
         "input.text", "input.image", "output.text", "output.structured", "tools.function",
-        "tools.parallel", "streaming", "stopSequences", "providerRawRoundTrip",
+        "tools.parallel", "streaming", "stopSequences", "providerRawRoundTrip", "seed",
     }
 )  # fmt: skip
 ANTHROPIC_MESSAGES_CAPABILITIES: Final = _caps(
@@ -352,6 +355,8 @@ def required_capabilities_for_request(
         needed["promptCaching"] = None
     if request.stop_sequences:
         needed["stopSequences"] = None
+    if request.seed is not None:
+        needed["seed"] = None
     if request.tools:
         needed["tools.function"] = None
         if any(tool.hosted for tool in request.tools):

@@ -44,6 +44,7 @@ from actoviq.providers.capabilities import (
     CapabilitiesSource,
     ModelCapabilities,
 )
+from actoviq.providers.mapping._common import attach_structured_output
 from actoviq.providers.stream import StreamMapper, abort_reason
 from actoviq.providers.types import (
     FinishReason,
@@ -75,6 +76,8 @@ class ScriptedTurn:
         usage: a :class:`Usage` or a camelCase usage mapping; ``requests`` defaults to 1.
         finish_reason: defaults to ``tool_calls`` when there are tool calls, else ``stop``.
         structured_output: the parsed structured value (also appended as a structured item).
+            Without it, when the request asks for an output schema, ``text`` that parses as
+            JSON becomes the structured output, as with the real adapters.
         error: raised instead of answering (after ``error_after_events`` events when streaming).
         error_after_events: how many stream events to yield before raising ``error``.
         delay: seconds to wait before answering (abortable).
@@ -193,11 +196,16 @@ class ScriptedProvider(BaseModelProvider):
             if turn.text is not None:
                 output.append(TextItem(role="assistant", text=turn.text))
             output.extend(turn.tool_calls)
-        if turn.structured_output is not UNSET:
+        structured = turn.structured_output
+        if structured is UNSET and turn.output is None and prepared.request.output_schema:
+            # Like the real adapters: with a schema, assistant text that parses as JSON is the
+            # structured output (so a script can stream JSON text as deltas).
+            structured = attach_structured_output(prepared.request, output)
+        elif structured is not UNSET:
             schema = prepared.request.output_schema
             output.append(
                 StructuredItem(
-                    value=turn.structured_output,
+                    value=structured,
                     schema_name=schema.name if schema is not None else None,
                 )
             )
@@ -210,7 +218,7 @@ class ScriptedProvider(BaseModelProvider):
             output=output,
             finish_reason=finish,
             usage=_usage(turn.usage),
-            structured_output=turn.structured_output,
+            structured_output=structured,
         )
 
     async def _generate(self, prepared: PreparedCall, context: ModelCallContext) -> ModelResponse:

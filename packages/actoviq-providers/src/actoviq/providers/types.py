@@ -148,7 +148,8 @@ class ModelRequest:
         output_schema: request structured JSON output.
         output_modalities: requested output kinds (``text``/``image``/``audio``).
         reasoning: reasoning effort/summary/budget.
-        max_output_tokens, temperature, stop_sequences: sampling controls.
+        max_output_tokens, temperature, top_p, stop_sequences: sampling controls.
+        seed: a sampling seed (needs the ``seed`` capability: Chat Completions only).
         prompt_cache_key: enables prompt caching (Anthropic: only presence matters).
         metadata: forwarded provider metadata.
         provider_options: ``{provider_id: {...}}`` escape hatch, namespaced by adapter instance id.
@@ -166,6 +167,8 @@ class ModelRequest:
     reasoning: ModelReasoningRequest | None = None
     max_output_tokens: int | None = None
     temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
     stop_sequences: tuple[str, ...] | None = attrs.field(default=None, converter=_opt_tuple)
     prompt_cache_key: str | None = None
     metadata: JsonObject | None = None

@@ -250,6 +250,7 @@ def build_request_body(
         messages=messages,
         max_tokens=max_tokens,
         temperature=request.temperature,
+        top_p=request.top_p,
         stop_sequences=list(request.stop_sequences) if request.stop_sequences is not None else None,
         tools=tools,
         tool_choice=build_tool_choice(request) if tools else None,

@@ -254,6 +254,8 @@ def build_request_body(
         response_format=response_format,
         reasoning_effort=normalize_effort(effort, OPENAI_EFFORTS) if effort is not None else None,
         temperature=request.temperature,
+        top_p=request.top_p,
+        seed=request.seed,
         stop=list(request.stop_sequences) if request.stop_sequences is not None else None,
         metadata=request.metadata,
     )

@@ -244,6 +244,7 @@ def build_request_body(
         reasoning=reasoning,
         max_output_tokens=request.max_output_tokens,
         temperature=request.temperature,
+        top_p=request.top_p,
         prompt_cache_key=request.prompt_cache_key,
         metadata=request.metadata,
     )
