@@ -23,11 +23,8 @@ from actoviq.events import (
     RedactionPolicy,
     Redactor,
 )
-from actoviq.events.redaction import (
-    DEFAULT_KEY_CACHE_LIMIT,
-    SensitiveKeyMatcher,
-    _text_rules,  # pyright: ignore[reportPrivateUsage]
-)
+from actoviq.events.redaction import DEFAULT_KEY_CACHE_LIMIT, SensitiveKeyMatcher
+from actoviq.events.redaction_text import text_rules
 
 POLICIES = (
     RedactionPolicy(),
@@ -160,6 +157,6 @@ def test_text_prefilter_never_changes_the_result(parts: list[str]) -> None:
     text = "".join(parts)
     redactor = Redactor()
     expected = text
-    for pattern, substitute in _text_rules(DEFAULT_REPLACEMENT):
+    for pattern, substitute in text_rules(DEFAULT_REPLACEMENT):
         expected = pattern.sub(substitute, expected)
     assert redactor.redact_text(text) == expected

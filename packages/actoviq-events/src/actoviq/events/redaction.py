@@ -28,7 +28,7 @@ import dataclasses
 import enum
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence, Set
+from collections.abc import Mapping, Sequence, Set
 from datetime import date, datetime, time
 from typing import Any, Final, cast
 
@@ -45,6 +45,7 @@ from actoviq.core import (
 )
 from actoviq.events.envelope import RunEvent
 from actoviq.events.errors import EventValidationError, RedactionError
+from actoviq.events.redaction_text import may_hold_secret, stack_rules, text_probe, text_rules
 
 __all__ = [
     "DEFAULT_KEY_CACHE_LIMIT",
@@ -95,131 +96,6 @@ def normalize_key(key: str) -> str:
     """``"X-API-Key"`` → ``"x_api_key"``, ``"clientSecret"`` → ``"client_secret"``."""
     spaced = _CAMEL_2.sub(r"\1_\2", _CAMEL_1.sub(r"\1_\2", key))
     return _SEPARATORS.sub("_", spaced).lower()
-
-
-def _text_rules(replacement: str) -> tuple[tuple[re.Pattern[str], str], ...]:
-    fill = replacement.replace("\\", "\\\\")
-    value = r"[^\s,;\"'}&]+"
-    return (
-        # 1. Authorization schemes.
-        (re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=\-]+", re.IGNORECASE), rf"\1 {fill}"),
-        # 2. key=value / key: value assignments of secret-named keys.
-        (
-            re.compile(
-                r"\b((?:x[_-]?)?api[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token"
-                r"|id[_-]?token|password|passwd|passphrase|client[_-]?secret|private[_-]?key"
-                r"|secret|token|authorization)([\"']?\s*[=:]\s*[\"']?)" + value,
-                re.IGNORECASE,
-            ),
-            rf"\1\2{fill}",
-        ),
-        # 3. Secret-named URL query parameters.
-        (
-            re.compile(
-                r"([?&;](?:api[_-]?key|access[_-]?token|token|password|secret|key|sig|signature"
-                r"|auth|client[_-]?secret)=)[^&#\s\"']+",
-                re.IGNORECASE,
-            ),
-            rf"\1{fill}",
-        ),
-        # 4. Well-known token shapes (case-sensitive prefixes).
-        (
-            re.compile(
-                r"(?<![A-Za-z0-9])(?:sk-(?:proj-|ant-)?|gh[pousr]_|github_pat_|xox[baprs]-"
-                r"|glpat-|hf_)[A-Za-z0-9_\-]{4,}"
-            ),
-            fill,
-        ),
-        # 5. Cloud keys.
-        (re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z])"), fill),
-        (re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{20,}"), fill),
-        # 6. Credentials in URL user-info.
-        (
-            re.compile(r"\b([a-z][a-z0-9+.\-]*://)[^/\s:@\"']+:[^/\s@\"']*@", re.IGNORECASE),
-            rf"\1{fill}@",
-        ),
-    )
-
-
-def _stack_rules() -> tuple[tuple[re.Pattern[str], str], ...]:
-    r"""Surface mode: stack-trace frames, with the file paths they carry, are removed.
-
-    Python frames (``File "/path/x.py", line 3, in f`` and the indented source line after
-    one), JavaScript/Java frames that end in a location (``at f (C:\\app\\x.js:1:2)``,
-    ``at /srv/x.js:1:2``, ``at com.x.Y(Y.java:12)``) and Python ``Traceback`` headers. Paths in
-    ordinary prose are left alone: model text may legitimately name files.
-    """
-    return (
-        (
-            re.compile(
-                r"[ \t]*File \"[^\"\n]+\", line \d+[^\n]*(?:\n[ \t]{4,}(?!File \")[^\n]*)?\n?"
-            ),
-            "",
-        ),
-        (re.compile(r"[ \t]*\bat [^\n()]*\([^()\n]*:\d+(?::\d+)?\)[ \t]*\n?"), ""),
-        (
-            re.compile(
-                r"[ \t]*\bat (?:[A-Za-z]:[\\/]|/|file://|node:)[^\s)]*:\d+(?::\d+)?[ \t]*\n?"
-            ),
-            "",
-        ),
-        (re.compile(r"Traceback \(most recent call last\):[ \t]*\n?"), "[stack trace removed] "),
-    )
-
-
-def may_hold_secret(text: str) -> bool:
-    """A necessary condition for any text rule (secret shapes and stack frames) to match.
-
-    Each rule needs a literal this checks with C-level substring tests: ``=``/``:`` plus a
-    secret-ish word (assignments, query parameters), ``://`` plus ``@`` (URL user-info), a
-    token prefix (``sk-``, ``gh?_``, ``xox``, ``glpat-``, ``hf_``, ``github_pat_``), a cloud key
-    prefix, ``bearer``/``basic``, or a stack-trace marker. False means no rule can match, so the
-    (much slower) regex scan is skipped; True only means the scan must run.
-    """
-    lower: str | None = None
-    if "=" in text or ":" in text:
-        lower = text.lower()
-        if (
-            "key" in lower
-            or "token" in lower
-            or "pass" in lower
-            or "secret" in lower
-            or "auth" in lower
-            or "sig" in lower
-            or ("://" in text and "@" in text)
-            or "at " in text
-        ):
-            return True
-    if (
-        "sk-" in text
-        or "_" in text
-        or "xox" in text
-        or "glpat-" in text
-        or "AKIA" in text
-        or "ASIA" in text
-        or "AIza" in text
-        or 'File "' in text
-        or "Traceback" in text
-    ):
-        return True
-    if lower is None:
-        lower = text.lower()
-    return "bearer" in lower or "basic" in lower
-
-
-def _text_probe(
-    rules: tuple[tuple[re.Pattern[str], str], ...],
-) -> Callable[[str], re.Match[str] | None]:
-    """One search that finds a match iff at least one rule matches somewhere in the text.
-
-    Most strings hold no secret; one combined pass over them replaces one ``sub`` per rule. Each
-    rule keeps its own case sensitivity through a scoped ``(?i:...)`` group.
-    """
-    parts = [
-        f"(?i:{pattern.pattern})" if pattern.flags & re.IGNORECASE else f"(?:{pattern.pattern})"
-        for pattern, _ in rules
-    ]
-    return re.compile("|".join(parts)).search
 
 
 def _check_depth(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -379,11 +255,11 @@ class Redactor:
             )
         self._policy = policy if policy is not None else RedactionPolicy()
         self._matcher = SensitiveKeyMatcher(self._policy)
-        rules = _text_rules(self._policy.replacement)
+        rules = text_rules(self._policy.replacement)
         if self._policy.strip_stack_traces:
-            rules = _stack_rules() + rules  # frames first: their paths never reach other rules
+            rules = stack_rules() + rules  # frames first: their paths never reach other rules
         self._rules = rules
-        self._text_probe = _text_probe(self._rules)
+        self._text_probe = text_probe(self._rules)
         self._key_cache: dict[str, bool] = {}
         self._cache_limit = key_cache_limit
 
