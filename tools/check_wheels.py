@@ -39,6 +39,7 @@ EXTRAS: dict[str, dict[str, str]] = {
         "anthropic": "actoviq.providers.anthropic",
     },
     "actoviq-storage-sqlite": {"postgres": "asyncpg"},
+    "actoviq-runtime": {"fernet": "cryptography.fernet"},
 }
 # distribution -> the exact set of distributions allowed in its closure (besides itself)
 CLOSURES: dict[str, set[str]] = {
@@ -48,7 +49,14 @@ CLOSURES: dict[str, set[str]] = {
 NOT_IN_CLOSURE: dict[str, set[str]] = {
     "actoviq-providers": {"openai", "anthropic", "httpx2", "httpx"},
     "actoviq-events": {"opentelemetry-sdk"},
-    "actoviq-runtime": {"openai", "anthropic", "sqlalchemy", "opentelemetry-sdk", "mcp"},
+    "actoviq-runtime": {
+        "openai",
+        "anthropic",
+        "sqlalchemy",
+        "opentelemetry-sdk",
+        "mcp",
+        "cryptography",
+    },
     "actoviq-mcp": {"openai", "anthropic", "sqlalchemy", "opentelemetry-sdk"},
     "actoviq-workflow": {"actoviq-runtime", "actoviq-events", "actoviq-providers"},
     "actoviq-orchestration": {

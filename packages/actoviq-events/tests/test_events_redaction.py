@@ -3,10 +3,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 import enum
+import json
 import re
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -309,3 +310,87 @@ def test_replacement_is_configurable() -> None:
         "note": "Bearer ***",
     }
     assert redactor.policy.replacement == "***"
+
+
+# -- tool-call argument text (issue 11 §5) --------------------------------------------------------
+
+
+def run_event(type: str, data: object) -> RunEvent:
+    return RunEvent(
+        event_id="e",
+        sequence=1,
+        run_id="r",
+        trace_id="a" * 32,
+        span_id="b" * 16,
+        type=type,
+        timestamp="2026-01-01T00:00:00.000Z",
+        data=cast(Any, data),
+    )
+
+
+def test_whole_argument_json_is_redacted_by_key_and_fragments_are_withheld() -> None:
+    redactor = Redactor()
+    assert redactor.redact({"arguments": '{"apiKey": "s3cret", "n": 1}'}) == {
+        "arguments": '{"apiKey":"[REDACTED]","n":1}'
+    }
+    assert redactor.redact({"arguments": '{"n": 1}'}) == {"arguments": '{"n": 1}'}  # untouched
+    for piece in ('{"apiKey": "s3', '"s3cret"', "3", 'cret"}'):
+        assert redactor.redact({"partial_json": piece}) == {"partial_json": "[REDACTED]"}
+        assert redactor.redact([{"argumentsDelta": piece}]) == [{"argumentsDelta": "[REDACTED]"}]
+    raw = Redactor(RedactionPolicy(raw_argument_deltas=True))
+    assert raw.redact({"partial_json": '{"apiKey": "s3'}) == {"partial_json": '{"apiKey": "s3'}
+    assert raw.redact({"arguments": '{"apiKey": "s"}'}) == {"arguments": '{"apiKey":"[REDACTED]"}'}
+
+
+def test_json_held_in_any_string_is_redacted_by_key() -> None:
+    nested = json.dumps({"outer": json.dumps({"client-secret": "s3cret", "ok": True})})
+    out = json.dumps(Redactor().redact({"note": nested, "list": [nested]}))
+    assert "s3cret" not in out and "[REDACTED]" in out
+    assert Redactor().redact({"note": "{not json"}) == {"note": "{not json"}
+
+
+def test_tool_call_deltas_carry_lengths_and_the_whole_arguments_once() -> None:
+    processor = RedactionProcessor()
+    pieces = ['{"cfg": {"api', '_key": "s3', 'cret"}, "n": [1, 2]', "}"]
+    out = [
+        processor.process(run_event("model.tool_call.delta", {"callId": "c", "argumentsDelta": p}))
+        for p in pieces
+    ]
+    data = [cast(dict[str, Any], e.data) for e in out]
+    assert [d["argumentsLength"] for d in data] == [len(p) for p in pieces]
+    assert all("argumentsDelta" not in d for d in data)
+    assert [d.get("arguments") for d in data] == [
+        None,
+        None,
+        None,
+        {"cfg": {"api_key": "[REDACTED]"}, "n": [1, 2]},
+    ]
+    assert "s3" not in json.dumps(data)
+
+
+def test_a_run_end_forgets_unfinished_arguments() -> None:
+    processor = RedactionProcessor()
+
+    def delta(piece: str) -> dict[str, Any]:
+        event = run_event("model.tool_call.delta", {"callId": "c", "argumentsDelta": piece})
+        return cast(dict[str, Any], processor.process(event).data)
+
+    assert "arguments" not in delta('{"a": ')
+    processor.process(run_event("run.failed", {"error": {}}))
+    assert delta('{"b": 1}')["arguments"] == {"b": 1}  # not glued to the forgotten piece
+
+
+def test_argument_streams_are_bounded() -> None:
+    from actoviq.events.arguments import MAX_ARGUMENT_TEXT, ArgumentStreams
+
+    streams = ArgumentStreams(max_calls=2)
+    for call in ("a", "b", "c"):
+        assert streams.add("r", call, '{"x": ') is None
+    assert len(streams) == 2  # the oldest call was forgotten
+    assert streams.add("r", "a", "1}") is None  # its first piece is gone
+    assert streams.add("r", "c", "1}") == {"x": 1}
+    big = ArgumentStreams()
+    assert big.add("r", "x", '{"v": "' + "a" * MAX_ARGUMENT_TEXT) is None
+    assert big.add("r", "x", '"}') is None  # too long to assemble: never emitted
+    big.forget_run("r")
+    assert len(big) == 0

@@ -29,6 +29,9 @@ Deliberate differences, each applied as an explicit transformation of the golden
 * D10 — the state carries ``stateRevision`` (one per save; resume claims the newest): checked
   as a positive integer. A resume leg starts with the claim: the resumed state saved as
   ``running`` before anything else.
+* D10 / D6 — delivered ``model.tool_call.delta`` events carry ``argumentsLength`` instead of
+  the raw ``argumentsDelta`` text, and ``arguments`` (parsed, redacted by key) on the delta that
+  completes them; the golden deltas are mapped so.
 * D4 (capability preflight for ``run`` and ``stream``) — the streaming path resolves the model
   too, so streamed model requests carry the resolved model where the reference passed the
   ``ModelRef`` string (02 §2.1 quirk).
@@ -104,6 +107,7 @@ def _expected_events(scenario: JsonObject) -> list[list[JsonObject]]:
                 {**template, "type": "tool.started", "data": started},
                 {**template, "type": "tool.completed", "data": weather},
             ]
+        events = [_redacted_delta(e) for e in events]  # D10: argument text is withheld
         events = renumber(events, offset + 1)  # Q4: sequences continue across resume
         offset += len(events)
         expected.append(events)
@@ -113,6 +117,23 @@ def _expected_events(scenario: JsonObject) -> list[list[JsonObject]]:
             counter += 1
             event["eventId"] = f"<eventId:{counter}>"
     return expected
+
+
+def _redacted_delta(event: JsonObject) -> JsonObject:
+    """A tool-call delta as the default redaction delivers it: its length, and the arguments
+    parsed (and redacted by key) once they form a whole object; never the raw text."""
+    if event["type"] != "model.tool_call.delta":
+        return event
+    data = dict(cast(JsonObject, event["data"]))
+    piece = cast(str, data.pop("argumentsDelta"))
+    data["argumentsLength"] = len(piece)
+    try:
+        whole = json.loads(piece)
+    except ValueError:
+        whole = None
+    if type(whole) is dict:
+        data["arguments"] = whole
+    return {**event, "data": data}
 
 
 def _port_event(event: JsonObject) -> JsonObject:

@@ -408,6 +408,8 @@ class OpenTelemetrySink:
         elif kind in ("model.text.delta", "model.reasoning.delta", "model.tool_call.delta"):
             if self._capture and state.chat is not None:
                 content = data.get("delta", data.get("argumentsDelta"))
+                if "arguments" in data:  # a call's whole arguments, already redacted
+                    content = json.dumps(data["arguments"], ensure_ascii=False)
                 self._add_event(
                     state.chat,
                     "gen_ai.content.delta",

@@ -6,6 +6,11 @@ spaces to ``snake_case``, and the patterns must match the *whole* key (``re.full
 scanning (bearer tokens, ``sk-…``/``ghp_…``-style tokens, cloud keys, credentials in URLs,
 ``password=…`` assignments) is opt-in: key-based redaction is not content detection.
 
+Tool-call argument *text* (streamed ``argumentsDelta`` pieces, raw ``arguments`` /
+``partial_json`` strings) is JSON a key matcher cannot see into: it is parsed and redacted when
+whole, withheld when a fragment (fail-closed; :mod:`actoviq.events.arguments`), unless the policy
+opts into raw argument deltas.
+
 The walk is iterative with a depth bound, never mutates its input and returns a strict JSON clone:
 mappings, sequences, sets, attrs classes, dataclasses, pydantic models, enums, dates and
 exceptions (``{name, message}``, never a traceback) are converted; anything else becomes a
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence, Set
@@ -43,8 +49,19 @@ from actoviq.core import (
     converter,
     well_formed_text,
 )
+from actoviq.events.arguments import (
+    ARGUMENT_TEXT_KEYS,
+    ArgumentStreams,
+    is_argument_delta_event,
+    parse_argument_text,
+)
 from actoviq.events.envelope import RunEvent
 from actoviq.events.errors import EventValidationError, RedactionError
+from actoviq.events.redaction_keys import (
+    DEFAULT_SENSITIVE_KEY_PATTERNS,
+    SensitiveKeyMatcher,
+    normalize_key,
+)
 from actoviq.events.redaction_text import may_hold_secret, stack_rules, text_probe, text_rules
 
 __all__ = [
@@ -64,38 +81,6 @@ __all__ = [
 
 DEFAULT_REPLACEMENT: Final = "[REDACTED]"
 REDACTION_PROCESSOR_ID: Final = "sensitive-data-redaction"
-
-DEFAULT_SENSITIVE_KEY_PATTERNS: Final[tuple[str, ...]] = (
-    r"(.*_)?authorization",
-    r"(.*_)?((api|access|refresh|auth|id|session|bearer|csrf|xsrf)_?)?token",
-    r"(.*_)?(api|private|secret|access|signing|encryption|master)_?key",
-    r"(.*_)?((client|shared|app|api)_?)?secret",
-    r"(.*_)?(password|passwd|passphrase)",
-    r"(set_)?cookie",
-    r"(.*_)?credentials?",
-    r"(.*_)?signature",
-    r"encrypted_?content",
-    r"opaque(_?reasoning)?",
-    r"stack(_?trace)?|traceback",
-)
-"""Whole-key patterns, matched case-insensitively against :func:`normalize_key` of each key.
-
-They cover the runtime list of spec 03 §5.5 and the stricter surface list of §6.2, e.g.
-``authorization``, ``proxy-authorization``, ``token``, ``apiToken``, ``x-api-key``, ``api_key``,
-``openai_api_key``, ``aws_secret_access_key``, ``secret``, ``clientSecret``, ``password``,
-``passwd``, ``cookie``, ``set-cookie``, ``credentials``, ``signature``, ``encrypted_content``.
-Counters such as ``inputTokens`` or ``maxTokens`` do not match.
-"""
-
-_CAMEL_1 = re.compile(r"([a-z0-9])([A-Z])")
-_CAMEL_2 = re.compile(r"([A-Z]+)([A-Z][a-z])")
-_SEPARATORS = re.compile(r"[-\s.]+")
-
-
-def normalize_key(key: str) -> str:
-    """``"X-API-Key"`` → ``"x_api_key"``, ``"clientSecret"`` → ``"client_secret"``."""
-    spaced = _CAMEL_2.sub(r"\1_\2", _CAMEL_1.sub(r"\1_\2", key))
-    return _SEPARATORS.sub("_", spaced).lower()
 
 
 def _check_depth(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -134,6 +119,11 @@ class RedactionPolicy:
             carrying an item whose values sit at ``MAX_JSON_DEPTH``.
         default_keys: apply :data:`DEFAULT_SENSITIVE_KEY_PATTERNS` (turn off only to replace
             them entirely with ``additional_keys``).
+        raw_argument_deltas: deliver streamed tool-call argument fragments as they came
+            (``model.tool_call.delta``'s ``argumentsDelta``, raw provider argument pieces).
+            Off by default: a fragment is JSON text a key-based engine cannot redact, so it is
+            withheld (``argumentsLength`` instead; the whole arguments, parsed and redacted, on
+            the event that completes them). Whole argument JSON is redacted by key either way.
     """
 
     replacement: str = DEFAULT_REPLACEMENT
@@ -144,6 +134,7 @@ class RedactionPolicy:
     max_depth: int = attrs.field(default=MAX_WIRE_DEPTH, validator=_check_depth)
     default_keys: bool = True
     strip_stack_traces: bool = False
+    raw_argument_deltas: bool = False
 
     @classmethod
     def surface(
@@ -176,45 +167,8 @@ class RedactionPolicy:
 _CIRCULAR: Final = "[Circular]"
 _LOW: Final = -MAX_SAFE_INTEGER
 _HIGH: Final = MAX_SAFE_INTEGER
+_OPENERS: Final = frozenset({"{", "["})  # a string starting so may embed a JSON document
 _EXIT: Final = object()
-
-
-class SensitiveKeyMatcher:
-    """Decides whether a key is sensitive under a policy, without caching (the reference).
-
-    :class:`Redactor` answers the same question through a bounded cache in front of this matcher.
-
-    Example:
-        >>> SensitiveKeyMatcher(RedactionPolicy()).matches("X-API-Key")
-        True
-    """
-
-    __slots__ = ("_extra_exact", "_extra_patterns", "_key_re")
-
-    def __init__(self, policy: RedactionPolicy) -> None:
-        patterns = list(DEFAULT_SENSITIVE_KEY_PATTERNS) if policy.default_keys else []
-        self._key_re = (
-            re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None
-        )
-        self._extra_exact = frozenset(
-            key.lower() for key in policy.additional_keys if isinstance(key, str)
-        ) | frozenset(normalize_key(key) for key in policy.additional_keys if isinstance(key, str))
-        self._extra_patterns = tuple(
-            key for key in policy.additional_keys if isinstance(key, re.Pattern)
-        )
-
-    def matches(self, key: str) -> bool:
-        """True when a value stored under ``key`` must be replaced."""
-        normalized = normalize_key(key)
-        return (
-            (self._key_re is not None and self._key_re.fullmatch(normalized) is not None)
-            or key.lower() in self._extra_exact
-            or normalized in self._extra_exact
-            or any(
-                pattern.fullmatch(key) is not None or pattern.fullmatch(normalized) is not None
-                for pattern in self._extra_patterns
-            )
-        )
 
 
 DEFAULT_KEY_CACHE_LIMIT: Final = 4096
@@ -260,7 +214,8 @@ class Redactor:
             rules = stack_rules() + rules  # frames first: their paths never reach other rules
         self._rules = rules
         self._text_probe = text_probe(self._rules)
-        self._key_cache: dict[str, bool] = {}
+        # key → 0 (plain), 1 (sensitive: the value is replaced) or 2 (argument JSON text)
+        self._key_cache: dict[str, int] = {}
         self._cache_limit = key_cache_limit
 
     @property
@@ -275,16 +230,48 @@ class Redactor:
 
     def is_sensitive_key(self, key: str) -> bool:
         """True when a value stored under ``key`` must be replaced."""
+        return self._key_kind(key) == 1
+
+    def _key_kind(self, key: str) -> int:
         cached = self._key_cache.get(key)
         if cached is not None:
             return cached
-        result = self._matcher.matches(key)
+        if self._matcher.matches(key):
+            result = 1
+        else:
+            result = 2 if normalize_key(key) in ARGUMENT_TEXT_KEYS else 0
         if self._cache_limit and key.isascii():  # the fast path trusts cached keys as ASCII
             cache = self._key_cache
             if len(cache) >= self._cache_limit:
                 cache.clear()
             cache[key] = result
         return result
+
+    def argument_text(self, text: str) -> str:
+        """Redact tool-argument JSON text (see :mod:`actoviq.events.arguments`).
+
+        Whole JSON is parsed and redacted by key; a fragment is withheld (the replacement),
+        unless the policy passes raw argument deltas.
+        """
+        policy = self._policy
+        if not policy.raw_argument_deltas and text.strip():
+            whole = parse_argument_text(text)  # arguments are an object: anything else is a piece
+            if whole.__class__ is not dict and whole.__class__ is not list:
+                return policy.replacement
+        return self._string(text)
+
+    def _string(self, text: str) -> str:
+        """A string value: JSON embedded in it is redacted by key, then text scanning (opt-in)."""
+        if text[:1] in _OPENERS:
+            value = parse_argument_text(text)
+            if value.__class__ is dict or value.__class__ is list:
+                try:
+                    redacted = self._walk(value)
+                except RedactionError:
+                    return self._policy.replacement  # too deep to redact: never delivered
+                if redacted != value:
+                    return json.dumps(redacted, ensure_ascii=False, separators=(",", ":"))
+        return self.redact_text(text) if self._policy.scan_text else text
 
     def redact_text(self, text: str) -> str:
         """Replace secret shapes inside free text (always, regardless of ``scan_text``)."""
@@ -319,7 +306,7 @@ class Redactor:
         scan = policy.scan_text
         replacement = policy.replacement
         max_depth = policy.max_depth
-        sensitive = self.is_sensitive_key
+        key_kind = self._key_kind
         root: list[Any] = [None]
         ancestors: set[int] = set()
         # (source, target container, slot, depth); target _EXIT pops an ancestor.
@@ -337,7 +324,7 @@ class Redactor:
             if kind is str:
                 if not source.isascii():
                     source = well_formed_text(source)
-                target[slot] = self.redact_text(source) if scan else source
+                target[slot] = self._string(source) if scan or source[:1] in _OPENERS else source
                 continue
             if kind is int:
                 target[slot] = source if _LOW <= source <= _HIGH else str(source)
@@ -385,12 +372,20 @@ class Redactor:
                     key = raw_key if type(raw_key) is str else str(raw_key)
                     if not key.isascii():
                         key = well_formed_text(key)
-                    if sensitive(key):
-                        mapping[key] = replacement
-                        continue
+                    special = key_kind(key)
                     child_kind: Any = child.__class__
+                    if special:
+                        if special == 1:
+                            mapping[key] = replacement
+                            continue
+                        if child_kind is str:
+                            text = child if child.isascii() else well_formed_text(child)
+                            mapping[key] = self.argument_text(text)
+                            continue
                     if child_kind is str and child.isascii():
-                        mapping[key] = self.redact_text(child) if scan else child
+                        mapping[key] = (
+                            self._string(child) if scan or child[:1] in _OPENERS else child
+                        )
                     elif (
                         child is None
                         or child_kind is bool
@@ -407,7 +402,7 @@ class Redactor:
             for index, child in enumerate(children):
                 child_kind: Any = child.__class__
                 if child_kind is str and child.isascii():
-                    array[index] = self.redact_text(child) if scan else child
+                    array[index] = self._string(child) if scan or child[:1] in _OPENERS else child
                 elif (
                     child is None
                     or child_kind is bool
@@ -436,19 +431,25 @@ class Redactor:
         for key, child in source.items():
             if key.__class__ is not str:
                 return None
-            sensitive = cache.get(key)  # only ASCII keys are cached
-            if sensitive is None:
+            special = cache.get(key)  # only ASCII keys are cached
+            if special is None:
                 if not key.isascii():
                     return None  # maybe a lone surrogate: the walk repairs it
-                sensitive = self.is_sensitive_key(key)
-            if sensitive:
+                special = self._key_kind(key)
+            kind = child.__class__
+            if special:
                 if child is UNSET:
                     return None
-                out[key] = replacement
-                continue
-            kind = child.__class__
+                if special == 1:
+                    out[key] = replacement
+                    continue
+                if kind is str:
+                    if not child.isascii():
+                        return None
+                    out[key] = self.argument_text(child)
+                    continue
             if kind is str and child.isascii():
-                out[key] = self.redact_text(child) if scan else child
+                out[key] = self._string(child) if scan or child[:1] in _OPENERS else child
             elif (
                 kind is bool
                 or child is None
@@ -527,14 +528,58 @@ class RedactionProcessor:
     ) -> None:
         self.id = id
         self.redactor = redactor if redactor is not None else Redactor()
+        self._streams = ArgumentStreams()
 
     def process(self, event: RunEvent) -> RunEvent:
         """Return a copy of ``event`` with redacted data.
 
+        A ``model.tool_call.delta`` loses its ``argumentsDelta`` (unless the policy passes raw
+        argument deltas): it carries ``argumentsLength`` instead, and the delta that completes
+        the call's arguments also carries them parsed and redacted as ``arguments``.
+
         Raises:
             RedactionError: redaction failed (the event must not be delivered).
         """
-        return event.with_data(self.redactor.redact(event.data))
+        data: object = event.data
+        kind = event.type
+        if kind.startswith("model.") and data.__class__ is dict:
+            if kind == "model.tool_call.delta":
+                data = self._tool_call_delta(event.run_id, cast(dict[str, Any], data))
+            elif kind == "model.provider.event":
+                data = self._provider_event(cast(dict[str, Any], data))
+            elif kind in ("model.completed", "model.response.completed"):
+                self._streams.forget_run(event.run_id)
+        elif kind in _RUN_ENDS:
+            self._streams.forget_run(event.run_id)
+        return event.with_data(self.redactor.redact(data))
+
+    def _tool_call_delta(self, run_id: str, data: dict[str, Any]) -> dict[str, Any]:
+        piece = data.get("argumentsDelta")
+        if type(piece) is not str or self.redactor.policy.raw_argument_deltas:
+            return data
+        shown = {key: value for key, value in data.items() if key != "argumentsDelta"}
+        shown["argumentsLength"] = len(piece)
+        call_id = data.get("callId")
+        if isinstance(call_id, str):
+            whole = self._streams.add(run_id, call_id, piece)
+            if whole is not None:
+                shown["arguments"] = whole  # redacted by key with the rest of the data
+        return shown
+
+    def _provider_event(self, data: dict[str, Any]) -> dict[str, Any]:
+        raw = data.get("event")
+        if (
+            not is_argument_delta_event(raw)
+            or self.redactor.policy.raw_argument_deltas
+            or "delta" not in cast(dict[str, Any], raw)
+        ):
+            return data
+        inner = dict(cast(dict[str, Any], raw))
+        inner["delta"] = self.redactor.argument_text(str(inner["delta"]))
+        return {**data, "event": inner}
+
+
+_RUN_ENDS: Final = frozenset({"run.completed", "run.failed", "run.cancelled", "run.interrupted"})
 
 
 _DEFAULT = Redactor()

@@ -244,11 +244,20 @@ class ModelTextDeltaData(TypedDict):
 
 
 class ModelToolCallDeltaData(TypedDict):
-    """``model.tool_call.delta``."""
+    """``model.tool_call.delta``.
+
+    As emitted, ``argumentsDelta`` is a raw piece of the call's JSON arguments. The default
+    redaction processor withholds it (it is JSON text a key-based engine cannot redact):
+    delivered events carry ``argumentsLength`` instead, and the delta that completes the call's
+    arguments also carries them parsed and redacted as ``arguments``.
+    ``RedactionPolicy(raw_argument_deltas=True)`` delivers ``argumentsDelta`` as it came.
+    """
 
     callId: str
     name: NotRequired[str]
-    argumentsDelta: str
+    argumentsDelta: NotRequired[str]
+    argumentsLength: NotRequired[int]
+    arguments: NotRequired[JsonObject]
     outputIndex: NotRequired[int]
 
 

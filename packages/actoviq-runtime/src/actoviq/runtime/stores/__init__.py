@@ -20,6 +20,7 @@ from actoviq.runtime.stores.claims import (
     state_version,
 )
 from actoviq.runtime.stores.clock import StoreClock, wall_clock_ms
+from actoviq.runtime.stores.codec import FernetPayloadCodec, PayloadCodec, PayloadCodecError
 from actoviq.runtime.stores.errors import (
     SessionRevisionConflictError,
     StorageConflictError,
@@ -99,6 +100,7 @@ __all__ = [
     "ClaimingRunCheckpointStore",
     "DurableChildRow",
     "DurableChildStore",
+    "FernetPayloadCodec",
     "InMemoryArtifactMetadataStore",
     "InMemoryBudgetLedgerStore",
     "InMemoryCheckpointStore",
@@ -109,6 +111,8 @@ __all__ = [
     "MemoryRecord",
     "MemoryStore",
     "NewSessionItem",
+    "PayloadCodec",
+    "PayloadCodecError",
     "RunCheckpointStore",
     "RunLease",
     "RuntimeSessionLoad",

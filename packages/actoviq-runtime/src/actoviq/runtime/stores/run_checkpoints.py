@@ -16,6 +16,7 @@ from typing import cast
 from actoviq.core import JsonObject, JsonValue, iso_now
 from actoviq.runtime.errors import RunClaimLostError, RunStateStaleError
 from actoviq.runtime.stores.claims import RunLease, claim_refusal, state_status
+from actoviq.runtime.stores.codec import PayloadCodec, decode_payload, encode_payload
 from actoviq.runtime.stores.errors import StorageConflictError, StorageDataError
 from actoviq.runtime.stores.protocols import CheckpointStore
 from actoviq.runtime.stores.records import CHECKPOINT_STATUSES, CheckpointRecord, CheckpointStatus
@@ -62,6 +63,10 @@ class StoreRunCheckpointAdapter:
         checkpoint_id: maps a run id to a checkpoint id (default: the run id itself).
         clock: epoch milliseconds, used for lease expiry (inject one in tests; leases compare
             clocks of different processes, so keep hosts' clocks in sync).
+        payload_codec: encodes the run state at rest (e.g. :class:`FernetPayloadCodec`); the
+            record's side-effect summaries then omit tool inputs and outputs. Without it the
+            state is stored in clear (resume needs it). States written before a codec was set
+            are still read.
     """
 
     def __init__(
@@ -71,9 +76,11 @@ class StoreRunCheckpointAdapter:
         tenant_id: str = DEFAULT_TENANT_ID,
         checkpoint_id: Callable[[str], str] | None = None,
         clock: Callable[[], float] | None = None,
+        payload_codec: PayloadCodec | None = None,
     ) -> None:
         if not tenant_id.strip():
             raise StorageDataError("tenantId must be a non-empty string")
+        self._codec = payload_codec
         self._store = store
         self._tenant = tenant_id
         self._checkpoint_id: Callable[[str], str] = checkpoint_id or (lambda run_id: run_id)
@@ -98,13 +105,22 @@ class StoreRunCheckpointAdapter:
 
     # -- encoding (overridden by the payload codec) -------------------------------------------
 
+    @property
+    def payload_codec(self) -> PayloadCodec | None:
+        """The codec run states are stored with (None: in clear)."""
+        return self._codec
+
     def _stored_body(self, state: JsonObject) -> JsonObject:
         """What the record's ``state`` column holds for ``state``."""
-        return state
+        return state if self._codec is None else encode_payload(self._codec, state)
 
     def _read_body(self, stored: JsonObject) -> JsonObject:
-        """The run state held in a record's ``state`` column."""
-        return stored
+        """The run state held in a record's ``state`` column.
+
+        Raises:
+            PayloadCodecError: the state is encoded and the codec cannot read it.
+        """
+        return decode_payload(self._codec, stored)
 
     def _effect(self, tool: JsonObject) -> JsonObject:
         call = _call(tool)
@@ -115,6 +131,8 @@ class StoreRunCheckpointAdapter:
         }
         if isinstance(tool.get("idempotencyKey"), str):
             effect["idempotencyKey"] = tool["idempotencyKey"]
+        if self._codec is not None:
+            return effect  # inputs and outputs live only in the encoded state
         if "input" in call:
             effect["input"] = call["input"]
         result = tool.get("result")

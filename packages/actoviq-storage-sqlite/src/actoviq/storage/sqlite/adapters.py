@@ -8,6 +8,7 @@ from actoviq.core import ITEM_TYPES, CanonicalItem, item_from_json
 from actoviq.runtime.stores import (
     DEFAULT_TENANT_ID,
     CheckpointStore,
+    PayloadCodec,
     SessionStore,
     StoredSessionItem,
     StoreRunCheckpointAdapter,
@@ -59,6 +60,8 @@ class SqliteRunCheckpointAdapter(StoreRunCheckpointAdapter):
         tenant_id: the tenant every checkpoint is written under.
         checkpoint_id: maps a run id to a checkpoint id (default: the run id).
         clock: epoch milliseconds for lease expiry (default: the system clock).
+        payload_codec: encodes run states at rest (``FernetPayloadCodec`` encrypts them): the
+            database then holds no tool input, result or transcript in clear.
     """
 
     def __init__(
@@ -68,5 +71,12 @@ class SqliteRunCheckpointAdapter(StoreRunCheckpointAdapter):
         tenant_id: str = DEFAULT_TENANT_ID,
         checkpoint_id: Callable[[str], str] | None = None,
         clock: Callable[[], float] | None = None,
+        payload_codec: PayloadCodec | None = None,
     ) -> None:
-        super().__init__(store, tenant_id=tenant_id, checkpoint_id=checkpoint_id, clock=clock)
+        super().__init__(
+            store,
+            tenant_id=tenant_id,
+            checkpoint_id=checkpoint_id,
+            clock=clock,
+            payload_codec=payload_codec,
+        )

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 from typing import Any
 
 from actoviq.core import (
+    JsonObject,
     TextItem,
     ToolCallItem,
     ToolResultItem,
@@ -13,6 +15,7 @@ from actoviq.core import (
 from actoviq.runtime.errors import RunClaimLostError, RunStateStaleError
 from actoviq.runtime.stores.adapters import StoreRunCheckpointAdapter, StoreRuntimeSessionAdapter
 from actoviq.runtime.stores.claims import RunLease
+from actoviq.runtime.stores.codec import PayloadCodecError
 from actoviq.runtime.stores.conformance._base import (
     SHA,
     StoreBundle,
@@ -273,3 +276,50 @@ async def check_run_checkpoint_claim_race(s: StoreBundle, ns: str) -> None:
     record = await s.checkpoints.get(tenant_id=ns, checkpoint_id="race")
     assert record is not None
     assert record.lease_owner == leases[outcomes.index(None)].owner
+
+
+class _Base64Codec:
+    """A reversible, keyless codec: enough to check how adapters use the hook."""
+
+    @property
+    def id(self) -> str:
+        return "b64-test"
+
+    def encode(self, data: bytes) -> str:
+        return base64.b64encode(data[::-1]).decode("ascii")
+
+    def decode(self, text: str) -> bytes:
+        try:
+            return base64.b64decode(text.encode("ascii"), validate=True)[::-1]
+        except (ValueError, UnicodeEncodeError):
+            raise PayloadCodecError("not a b64-test payload") from None
+
+
+@register
+async def check_run_checkpoint_payload_codec(s: StoreBundle, ns: str) -> None:
+    adapter = StoreRunCheckpointAdapter(s.checkpoints, tenant_id=ns, payload_codec=_Base64Codec())
+    state: JsonObject = {
+        **_run_state("enc", "interrupted", 3),
+        "pendingTools": [
+            {
+                "call": {"type": "tool_call", "id": "c1", "name": "pay", "input": {"iban": "X-9"}},
+                "effect": "side-effect",
+                "state": "awaiting_approval",
+                "interruptionId": "i-1",
+            }
+        ],
+    }
+    await adapter.save(state)
+    record = await s.checkpoints.get(tenant_id=ns, checkpoint_id="enc")
+    assert record is not None
+    assert set(record.state) == {"$codec", "payload"}
+    assert "X-9" not in repr(record)
+    assert record.pending_side_effects == (
+        {"sideEffectId": "c1", "kind": "tool:pay", "status": "pending"},
+    )
+    assert await adapter.load("enc") == state
+    lease = RunLease(owner="w", duration_ms=1000)
+    await adapter.claim(_run_state("enc", "running", 4), expected=state, lease=lease)
+    await expect_error(
+        PayloadCodecError, StoreRunCheckpointAdapter(s.checkpoints, tenant_id=ns).load("enc")
+    )
