@@ -61,6 +61,8 @@ class Host:
     port: int
     abstract: str
     listeners: tuple[socket.socket, socket.socket]
+    # The victim's niceness when it started: the suite may itself run under `nice`.
+    priority: int
 
     def input(self) -> JsonValue:
         return {
@@ -113,6 +115,7 @@ def host() -> Iterator[Host]:
             port=tcp.getsockname()[1],
             abstract=abstract,
             listeners=(tcp, unix),
+            priority=os.getpriority(os.PRIO_PROCESS, victim.pid),
         )
     finally:
         tcp.close()
@@ -160,7 +163,7 @@ async def no_process_left(marker: str) -> list[int]:
 
 async def assert_host_untouched(host: Host, workspace: Path, error: BaseException | None) -> None:
     assert process_alive(host.victim), "the victim (host stand-in) was killed"
-    assert os.getpriority(os.PRIO_PROCESS, host.victim) == 0
+    assert os.getpriority(os.PRIO_PROCESS, host.victim) == host.priority
     assert os.sched_getscheduler(host.victim) == os.SCHED_OTHER
     soft, hard = resource.prlimit(host.victim, resource.RLIMIT_NOFILE)
     assert soft > 1
