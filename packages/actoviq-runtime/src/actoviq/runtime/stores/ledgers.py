@@ -21,7 +21,7 @@ suite.
 from __future__ import annotations
 
 import math
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 import attrs
 
@@ -83,8 +83,15 @@ def validate_ledger_limits(limits: BudgetLedgerLimits) -> BudgetLedgerLimits:
     """Check every limit (safe integers, a finite cost) and return a normalised copy.
 
     Raises:
-        StorageDataError: a limit is negative, fractional, non-finite or not a number.
+        StorageDataError: ``limits`` is not a :class:`BudgetLedgerLimits` record (a dict or tuple
+            in its place), or a limit is negative, fractional, non-finite or not a number.
     """
+    if not isinstance(limits, BudgetLedgerLimits):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise StorageDataError(
+            "limits must be a BudgetLedgerLimits record, "
+            f"got {type(cast(object, limits)).__name__}",
+            details={"field": "limits"},
+        )
     return BudgetLedgerLimits(
         max_child_runs=None
         if limits.max_child_runs is None

@@ -265,6 +265,31 @@ async def check_records_are_required_not_dicts_or_tuples(s: StoreBundle, ns: str
 
 
 @register
+async def check_ledger_and_workflow_records_are_required(s: StoreBundle, ns: str) -> None:
+    wrong_limits: list[Any] = [{"max_child_runs": 1}, (1, None, None, None), None]
+    for limits in wrong_limits:
+        error = await expect_error(
+            StorageDataError, s.ledgers.create(tenant_id=ns, ledger_id="L", limits=limits)
+        )
+        assert "BudgetLedgerLimits" in error.message
+    assert await s.ledgers.get(tenant_id=ns, ledger_id="L") is None
+    run: dict[str, Any] = {
+        "schemaVersion": 1,
+        "runId": "w1",
+        "graphId": "g",
+        "revision": 0,
+        "status": "running",
+        "input": {},
+        "createdAt": T0,
+        "updatedAt": T0,
+    }
+    wrong_records: list[Any] = [tuple(run.items()), [run], {**run, "input": {"n": 2**53}}]
+    for record in wrong_records:
+        await _refused(s.workflows.create_run(tenant_id=ns, record=record), "a workflow run")
+    assert await s.workflows.get_run(tenant_id=ns, run_id="w1") is None
+
+
+@register
 async def check_numbers_are_stored_as_every_language_reads_them(s: StoreBundle, ns: str) -> None:
     numbers: dict[str, Any] = {
         "integral": 2.0,
