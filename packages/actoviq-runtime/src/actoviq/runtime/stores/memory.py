@@ -137,6 +137,10 @@ class InMemoryCheckpointStore:
             row_key(tenant_id, checkpoint_id, "checkpointId"), expected_revision
         )
 
+    async def clock_ms(self) -> int:
+        """This process's wall clock (what checkpoint leases are compared against)."""
+        return wall_clock_ms()
+
     async def aclose(self) -> None:
         """Nothing to release."""
 

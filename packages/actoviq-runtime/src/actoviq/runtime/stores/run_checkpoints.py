@@ -9,13 +9,13 @@ record's ``lease_owner`` is the caller's. A lost race is a refusal, never a sile
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import cast
 
 from actoviq.core import JsonObject, JsonValue, iso_now
 from actoviq.runtime.errors import RunClaimLostError, RunStateStaleError
 from actoviq.runtime.stores.claims import RunLease, claim_refusal, state_status
+from actoviq.runtime.stores.clock import StoreClock, wall_clock_ms
 from actoviq.runtime.stores.codec import PayloadCodec, decode_payload, encode_payload
 from actoviq.runtime.stores.errors import StorageConflictError, StorageDataError
 from actoviq.runtime.stores.protocols import CheckpointStore
@@ -27,11 +27,6 @@ __all__ = ["DEFAULT_TENANT_ID", "StoreRunCheckpointAdapter"]
 DEFAULT_TENANT_ID = "default"
 
 _PENDING_STATUS = {"committed": "succeeded", "started": "started", "unknown": "unknown"}
-
-
-def _epoch_ms() -> float:
-    """The current Unix time in milliseconds (lease clocks)."""
-    return time.time() * 1000.0
 
 
 def _pending_tools(state: JsonObject) -> list[JsonObject]:
@@ -61,8 +56,10 @@ class StoreRunCheckpointAdapter:
         store: the checkpoint store (owned by the host).
         tenant_id: the tenant every checkpoint is written under (non-empty).
         checkpoint_id: maps a run id to a checkpoint id (default: the run id itself).
-        clock: epoch milliseconds, used for lease expiry (inject one in tests; leases compare
-            clocks of different processes, so keep hosts' clocks in sync).
+        clock: epoch milliseconds, used for lease expiry. By default the store's own clock when
+            it is a :class:`StoreClock` (the SQL store on PostgreSQL answers with the database
+            server's time, so workers on several machines compare one clock), else this
+            machine's wall clock. Inject one in tests.
         payload_codec: encodes the run state at rest (e.g. :class:`FernetPayloadCodec`); the
             record's side-effect summaries then omit tool inputs and outputs. Without it the
             state is stored in clear (resume needs it). States written before a codec was set
@@ -84,7 +81,7 @@ class StoreRunCheckpointAdapter:
         self._store = store
         self._tenant = tenant_id
         self._checkpoint_id: Callable[[str], str] = checkpoint_id or (lambda run_id: run_id)
-        self._clock: Callable[[], float] = clock or _epoch_ms
+        self._clock = clock
 
     @property
     def store(self) -> CheckpointStore:
@@ -190,8 +187,14 @@ class StoreRunCheckpointAdapter:
             tenant_id=self._tenant, checkpoint_id=self._checkpoint_id(run_id)
         )
 
-    def _expiry(self) -> int:
-        return int(self._clock())
+    async def _now(self) -> int:
+        """The time leases are compared against (see ``clock``)."""
+        if self._clock is not None:
+            return int(self._clock())
+        store = self._store
+        if isinstance(store, StoreClock):
+            return await store.clock_ms()
+        return wall_clock_ms()
 
     async def save(self, state: JsonObject, *, lease: RunLease | None = None) -> None:
         """See :meth:`ClaimingRunCheckpointStore.save` (without ``lease``: last writer wins)."""
@@ -202,13 +205,16 @@ class StoreRunCheckpointAdapter:
             await self._put(body, current, lease_owner=None, lease_expires_at=None)
             return
         self._fence(run_id, current, lease)
+        assert current is not None
         running = body["status"] == "running"
         try:
+            # A save keeps the lease's expiry (renewal is the heartbeat's job, one clock read per
+            # beat instead of one per save); a terminal save releases the lease.
             await self._put(
                 body,
                 current,
                 lease_owner=lease.owner if running else None,
-                lease_expires_at=self._expiry() + lease.duration_ms if running else None,
+                lease_expires_at=current.lease_expires_at if running else None,
             )
         except StorageConflictError:
             raise await self._lost(run_id) from None
@@ -223,7 +229,7 @@ class StoreRunCheckpointAdapter:
             raise StorageDataError("A resume claim writes a running state.")
         run_id = cast(str, body["runId"])
         current = await self._get(run_id)
-        now = self._expiry()
+        now = await self._now()
         if current is not None:
             refusal = claim_refusal(
                 run_id,
@@ -272,7 +278,7 @@ class StoreRunCheckpointAdapter:
                 pending_side_effects=current.pending_side_effects,
                 trace_context=current.trace_context,
                 lease_owner=lease.owner,
-                lease_expires_at=self._expiry() + lease.duration_ms,
+                lease_expires_at=await self._now() + lease.duration_ms,
             )
         except StorageConflictError:
             raise await self._lost(run_id) from None

@@ -53,6 +53,7 @@ class SqlCheckpointStore:
     """:class:`~actoviq.runtime.stores.CheckpointStore` on SQLAlchemy Core."""
 
     def __init__(self, database: Database) -> None:
+        self._db = database
         self._rows = KeyedRows(
             database,
             checkpoints,
@@ -180,6 +181,10 @@ class SqlCheckpointStore:
     ) -> bool:
         """See :meth:`CheckpointStore.delete`."""
         return await self._rows.delete(tenant_id, checkpoint_id, expected_revision)
+
+    async def clock_ms(self) -> int:
+        """The time checkpoint leases compare against: PostgreSQL's clock, else this machine's."""
+        return await database_clock_ms(self._db)
 
     async def aclose(self) -> None:
         """No-op: the :class:`SqliteStorage` owns the engine."""

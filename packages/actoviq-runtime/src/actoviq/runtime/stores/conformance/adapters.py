@@ -15,6 +15,7 @@ from actoviq.core import (
 from actoviq.runtime.errors import RunClaimLostError, RunStateStaleError
 from actoviq.runtime.stores.adapters import StoreRunCheckpointAdapter, StoreRuntimeSessionAdapter
 from actoviq.runtime.stores.claims import RunLease
+from actoviq.runtime.stores.clock import StoreClock
 from actoviq.runtime.stores.codec import PayloadCodecError
 from actoviq.runtime.stores.conformance._base import (
     SHA,
@@ -323,3 +324,19 @@ async def check_run_checkpoint_payload_codec(s: StoreBundle, ns: str) -> None:
     await expect_error(
         PayloadCodecError, StoreRunCheckpointAdapter(s.checkpoints, tenant_id=ns).load("enc")
     )
+
+
+@register
+async def check_run_checkpoint_lease_uses_the_store_clock(s: StoreBundle, ns: str) -> None:
+    store = s.checkpoints
+    assert isinstance(store, StoreClock), "checkpoint stores tell the time leases compare with"
+    adapter = StoreRunCheckpointAdapter(store, tenant_id=ns)
+    before = await store.clock_ms()
+    await adapter.claim(
+        _run_state("clock", "running", 1), expected=None, lease=RunLease(owner="w", duration_ms=5)
+    )
+    after = await store.clock_ms()
+    record = await store.get(tenant_id=ns, checkpoint_id="clock")
+    assert record is not None
+    assert record.lease_expires_at is not None
+    assert before + 5 <= record.lease_expires_at <= after + 5
