@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
-from typing import Any, Final, Self, TypeVar, Unpack, cast, get_args
+from typing import Any, Final, Self, TypeVar, Unpack, cast
 
 import attrs
 
@@ -26,6 +26,7 @@ from actoviq.core import (
     AbortSignal,
     AgentSpec,
     CanonicalItem,
+    Interruption,
     JsonValue,
     ModelRefParts,
     ModelSettings,
@@ -42,7 +43,6 @@ from actoviq.events import (
     EventSink,
     FailureMode,
     IdFactory,
-    KnownEventType,
     RandomIdFactory,
     RedactionPolicy,
     Redactor,
@@ -75,9 +75,22 @@ from actoviq.runtime.run_setup import (
     fresh_state,
     session_history_mode,
 )
+from actoviq.runtime.runtime_options import (
+    check_host_event_type,
+    check_runtime_options,
+    register_sessions,
+    run_checkpoints,
+)
 from actoviq.runtime.services import RuntimeServices
 from actoviq.runtime.state import SerializedRunState
-from actoviq.runtime.stores import DEFAULT_LEASE_MS, RunCheckpointStore
+from actoviq.runtime.stores import (
+    DEFAULT_LEASE_MS,
+    CheckpointStore,
+    RunCheckpointStore,
+    RuntimeSessionStore,
+    SessionStore,
+    pending_interruptions,
+)
 from actoviq.runtime.tools import (
     InterruptionDecision,
     RuntimeTool,
@@ -92,12 +105,8 @@ __all__ = ["DEFAULT_MAX_CONCURRENT_RUNS", "DEFAULT_MAX_TOOL_THREADS", "AgentInpu
 DEFAULT_MAX_CONCURRENT_RUNS: Final = 64
 DEFAULT_MAX_TOOL_THREADS: Final = min(32, (os.cpu_count() or 1) + 4)
 """Worker threads for plain (non-``async``) tools: the size of asyncio's default executor."""
-_MAX_SAFE: Final = 2**53 - 1
 TOutput = TypeVar("TOutput")
 _new_run_id: Final = RandomIdFactory().event_id  # UUIDv4 text, like str(uuid.uuid4())
-_RESERVED_EVENT_TYPES: Final = frozenset(
-    (*get_args(KnownEventType), "handoff.prepared", "handoff.requested", "tool.suspended")
-)
 
 AgentInput = str | CanonicalItem | Sequence[CanonicalItem]
 """What a run starts from: text (a user message), one canonical item, or a list of items."""
@@ -118,6 +127,11 @@ class AgentRuntime:
         event_failure_mode: ``"raise"`` (a failing sink fails the run) or ``"isolate"``.
         redaction: the redaction policy of the built-in processor (on by default).
         sink_timeout: seconds a sink write may take.
+        sessions: session history for ``run(..., session_id=)``: a ``RuntimeSessionStore``
+            (``storage.runtime_sessions()``) or a storage ``SessionStore`` (wrapped in the
+            adapter); registered as the ``sessions`` service.
+        checkpoints: a ``RunCheckpointStore`` (``storage.runtime_checkpoints()``) or a storage
+            ``CheckpointStore`` (wrapped); the same as ``checkpoint_store`` (give one).
         checkpoint_store: receives the serialised state before each state-changing event. A
             :class:`~actoviq.runtime.stores.ClaimingRunCheckpointStore` (the store adapters)
             makes ``resume`` exactly-once across processes (see :meth:`resume`).
@@ -149,6 +163,8 @@ class AgentRuntime:
         tools: ToolRegistry | Iterable[RuntimeTool] | None = None,
         tool_policy: ToolPolicy | None = None,
         services: RuntimeServices | None = None,
+        sessions: RuntimeSessionStore | SessionStore | None = None,
+        checkpoints: RunCheckpointStore | CheckpointStore | None = None,
         middleware: MiddlewarePipeline | Iterable[MiddlewareDefinition] | None = None,
         middleware_registry: MiddlewareRegistry | None = None,
         event_processors: Iterable[EventProcessor] = (),
@@ -168,28 +184,21 @@ class AgentRuntime:
         ids: IdFactory | None = None,
         clock: Clock | None = None,
     ) -> None:
-        if (
-            type(max_concurrent_runs) is not int
-            or max_concurrent_runs < 1
-            or max_concurrent_runs > _MAX_SAFE
-        ):
-            raise RuntimeConfigurationError("maxConcurrentRuns must be a positive safe integer.")
-        if type(max_tool_threads) is not int or not 1 <= max_tool_threads <= 1024:
-            raise RuntimeConfigurationError("maxToolThreads must be an int between 1 and 1024.")
-        if (
-            type(checkpoint_lease_ms) is not int
-            or checkpoint_lease_ms < 1
-            or checkpoint_lease_ms > _MAX_SAFE
-        ):
-            raise RuntimeConfigurationError("checkpointLeaseMs must be a positive safe integer.")
-        if stream_buffer_policy not in ("drop-deltas", "block"):
-            raise RuntimeConfigurationError(
-                f"Unknown stream buffer policy {stream_buffer_policy!r}."
-            )
+        check_runtime_options(
+            max_concurrent_runs, max_tool_threads, checkpoint_lease_ms, stream_buffer_policy
+        )
         self.models = models
         self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools or ())
         self.tool_policy = tool_policy
         self.services = services if services is not None else RuntimeServices()
+        if sessions is not None:
+            register_sessions(self.services, sessions)
+        if checkpoints is not None:
+            if checkpoint_store is not None:
+                raise RuntimeConfigurationError(
+                    "Give the checkpoint store once: checkpoints= or checkpoint_store=."
+                )
+            checkpoint_store = run_checkpoints(checkpoints)
         if isinstance(middleware, MiddlewarePipeline):
             self.middleware = middleware
         else:
@@ -239,6 +248,22 @@ class AgentRuntime:
         self._closed = False
         for agent in agents:
             self.register_agent(agent)
+
+    async def pending(self, run_id: str) -> tuple[Interruption, ...]:
+        """The open interruptions of run ``run_id``'s stored state (empty when none).
+
+        Build ``InterruptionDecision`` values from them and :meth:`resume` the stored state.
+
+        Raises:
+            RuntimeConfigurationError: the runtime has no checkpoint store.
+            StorageDataError: the stored state is malformed.
+        """
+        store = self.checkpoint_store
+        if store is None:
+            raise RuntimeConfigurationError(
+                "pending() reads the checkpoint store: pass checkpoints= to AgentRuntime."
+            )
+        return await pending_interruptions(store, run_id)
 
     # -- agents -----------------------------------------------------------------------------------
 
@@ -505,13 +530,7 @@ class AgentRuntime:
         Raises:
             RunError: ``RUN_EVENT_RESERVED`` for one of the runtime's own event types.
         """
-        if type in _RESERVED_EVENT_TYPES or not isinstance(type, str) or not type.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise RunError(
-                f'Event type "{type}" is reserved for the runtime or empty.',
-                code="RUN_EVENT_RESERVED",
-                run_id=run_id,
-                phase="runtime",
-            )
+        check_host_event_type(type, run_id)
         execution = self._active.get(run_id)
         if execution is None or execution.terminal:
             return False

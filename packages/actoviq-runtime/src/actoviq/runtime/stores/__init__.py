@@ -45,6 +45,7 @@ from actoviq.runtime.stores.memory import (
 from actoviq.runtime.stores.memory_ledgers import InMemoryBudgetLedgerStore
 from actoviq.runtime.stores.memory_sessions import InMemorySessionStore
 from actoviq.runtime.stores.memory_workflows import InMemoryWorkflowRunStore
+from actoviq.runtime.stores.pending import interruptions_of, pending_interruptions
 from actoviq.runtime.stores.protocols import (
     ArtifactMetadataStore,
     CheckpointStore,
@@ -136,8 +137,10 @@ __all__ = [
     "WorkflowRunRow",
     "WorkflowRunStore",
     "claim_refusal",
+    "interruptions_of",
     "new_lease_owner",
     "parse_session_revision",
+    "pending_interruptions",
     "state_version",
     "wall_clock_ms",
 ]

@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import cast
 
-from actoviq.core import JsonObject, JsonValue, iso_now
+from actoviq.core import Interruption, JsonObject, JsonValue, iso_now
 from actoviq.runtime.errors import RunClaimLostError, RunStateStaleError
 from actoviq.runtime.stores.claims import RunLease, claim_refusal, state_status
 from actoviq.runtime.stores.clock import StoreClock, wall_clock_ms
 from actoviq.runtime.stores.codec import PayloadCodec, decode_payload, encode_payload
 from actoviq.runtime.stores.errors import StorageConflictError, StorageDataError
+from actoviq.runtime.stores.pending import interruptions_of
 from actoviq.runtime.stores.protocols import CheckpointStore
 from actoviq.runtime.stores.records import CHECKPOINT_STATUSES, CheckpointRecord, CheckpointStatus
 from actoviq.runtime.stores.validation import require_json_object, require_key
@@ -344,6 +345,18 @@ class StoreRunCheckpointAdapter:
             pending_side_effects=current.pending_side_effects,
             trace_context=current.trace_context,
         )
+
+    async def pending(self, run_id: str) -> tuple[Interruption, ...]:
+        """What the run waits for: the open interruptions of its stored state.
+
+        Empty when the run is unknown or not interrupted. Build ``InterruptionDecision`` values
+        from them and pass them with :meth:`load`'s state to ``AgentRuntime.resume``.
+
+        Raises:
+            StorageDataError: the stored state is malformed.
+        """
+        state = await self.load(run_id)
+        return () if state is None else interruptions_of(state)
 
     async def aclose(self) -> None:
         """No-op: the store belongs to the host."""

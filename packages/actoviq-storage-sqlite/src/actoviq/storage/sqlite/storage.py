@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from actoviq.runtime.stores import (
     ArtifactMetadataStore,
@@ -16,6 +16,7 @@ from actoviq.runtime.stores import (
     StorageUnavailableError,
     WorkflowRunStore,
 )
+from actoviq.storage.sqlite.adapters import SqliteRunCheckpointAdapter, SqliteRuntimeSessionAdapter
 
 if TYPE_CHECKING:
     from actoviq.storage.sqlite._engine import Database
@@ -30,9 +31,16 @@ class SqliteStorage:
     ``postgresql+asyncpg://user@host/db``). Opening creates or upgrades the schema (Alembic) and
     refuses a newer one. SQLAlchemy and the driver are imported only here, never at package import.
 
+    For an ``AgentRuntime``, :meth:`runtime_sessions` and :meth:`runtime_checkpoints` give the
+    runtime's view of the session and checkpoint stores.
+
     Example:
-        >>> async with await SqliteStorage.open("state/actoviq.db") as storage:  # doctest: +SKIP
-        ...     await storage.sessions.create(tenant_id="default", session_id="s1")
+        >>> async with await SqliteStorage.open("app.db") as storage:  # doctest: +SKIP
+        ...     runtime = AgentRuntime(
+        ...         models=models,
+        ...         sessions=storage.runtime_sessions(),
+        ...         checkpoints=storage.runtime_checkpoints(),
+        ...     )
     """
 
     def __init__(self, database: Database) -> None:
@@ -94,6 +102,25 @@ class SqliteStorage:
             url, busy_timeout_ms=busy_timeout_ms, echo=echo, inline=inline_transactions
         )
         return cls(database)
+
+    def runtime_sessions(self) -> SqliteRuntimeSessionAdapter:
+        """The session store as the runtime reads it: ``AgentRuntime(sessions=...)``.
+
+        The adapter never owns the connection: close the storage, not the adapter.
+        """
+        return SqliteRuntimeSessionAdapter(self.sessions)
+
+    def runtime_checkpoints(self, **options: Any) -> SqliteRunCheckpointAdapter:
+        """The checkpoint store as the runtime uses it: ``AgentRuntime(checkpoints=...)``.
+
+        Resumes through it are exactly-once across processes (claims on the checkpoint row);
+        ``await checkpoints.pending(run_id)`` lists what an interrupted run waits for.
+
+        Args:
+            options: the keyword options of :class:`SqliteRunCheckpointAdapter` (``tenant_id``,
+                ``checkpoint_id``, ``clock``, ...).
+        """
+        return SqliteRunCheckpointAdapter(self.checkpoints, **options)
 
     @property
     def dialect(self) -> str:

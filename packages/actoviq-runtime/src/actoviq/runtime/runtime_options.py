@@ -1,0 +1,105 @@
+"""Checking and wiring ``AgentRuntime``'s constructor options (internal).
+
+``sessions=`` and ``checkpoints=`` accept the runtime protocols or the storage protocols (which are
+wrapped in the store adapters), so ``AgentRuntime(sessions=storage.sessions)`` works as well as
+``storage.runtime_sessions()``.
+"""
+
+from __future__ import annotations
+
+from typing import Final, get_args
+
+from actoviq.core import RunError
+from actoviq.events import KnownEventType
+from actoviq.runtime.errors import RuntimeConfigurationError
+from actoviq.runtime.services import RuntimeServices
+from actoviq.runtime.stores import (
+    CheckpointStore,
+    RunCheckpointStore,
+    RuntimeSessionStore,
+    SessionStore,
+    StoreRunCheckpointAdapter,
+    StoreRuntimeSessionAdapter,
+)
+
+__all__ = [
+    "RESERVED_EVENT_TYPES",
+    "check_host_event_type",
+    "check_runtime_options",
+    "register_sessions",
+    "run_checkpoints",
+]
+
+_MAX_SAFE: Final = 2**53 - 1
+RESERVED_EVENT_TYPES: Final = frozenset(
+    (*get_args(KnownEventType), "handoff.prepared", "handoff.requested", "tool.suspended")
+)
+"""Event types only the runtime emits (``emit_run_event`` refuses them)."""
+
+
+def check_host_event_type(type: object, run_id: str) -> None:
+    """Raise ``RunError`` ``RUN_EVENT_RESERVED`` for a runtime-owned or empty event type."""
+    if not isinstance(type, str) or type in RESERVED_EVENT_TYPES or not type.strip():
+        raise RunError(
+            f'Event type "{type}" is reserved for the runtime or empty.',
+            code="RUN_EVENT_RESERVED",
+            run_id=run_id,
+            phase="runtime",
+        )
+
+
+def check_runtime_options(
+    max_concurrent_runs: object,
+    max_tool_threads: object,
+    checkpoint_lease_ms: object,
+    stream_buffer_policy: object,
+) -> None:
+    """Raise :class:`RuntimeConfigurationError` for an invalid numeric or policy option."""
+    if type(max_concurrent_runs) is not int or not 1 <= max_concurrent_runs <= _MAX_SAFE:
+        raise RuntimeConfigurationError("maxConcurrentRuns must be a positive safe integer.")
+    if type(max_tool_threads) is not int or not 1 <= max_tool_threads <= 1024:
+        raise RuntimeConfigurationError("maxToolThreads must be an int between 1 and 1024.")
+    if type(checkpoint_lease_ms) is not int or not 1 <= checkpoint_lease_ms <= _MAX_SAFE:
+        raise RuntimeConfigurationError("checkpointLeaseMs must be a positive safe integer.")
+    if stream_buffer_policy not in ("drop-deltas", "block"):
+        raise RuntimeConfigurationError(f"Unknown stream buffer policy {stream_buffer_policy!r}.")
+
+
+def register_sessions(
+    services: RuntimeServices, sessions: RuntimeSessionStore | SessionStore
+) -> None:
+    """Register ``sessions`` as the ``sessions`` service (a storage store gets the adapter).
+
+    Raises:
+        RuntimeConfigurationError: not a session store, or ``services`` has one already.
+    """
+    if isinstance(sessions, SessionStore):
+        store: RuntimeSessionStore = StoreRuntimeSessionAdapter(sessions)
+    elif isinstance(sessions, RuntimeSessionStore):  # pyright: ignore[reportUnnecessaryIsInstance]
+        store = sessions
+    else:
+        raise RuntimeConfigurationError(
+            f"sessions must be a RuntimeSessionStore or a SessionStore, "
+            f"got {type(sessions).__name__}."
+        )
+    if services.has("sessions"):
+        raise RuntimeConfigurationError(
+            'sessions= and a "sessions" service in services= both name the session store.'
+        )
+    services.register("sessions", lambda: store)
+
+
+def run_checkpoints(store: RunCheckpointStore | CheckpointStore) -> RunCheckpointStore:
+    """The runtime's checkpoint store for ``store`` (a storage store gets the adapter).
+
+    Raises:
+        RuntimeConfigurationError: not a checkpoint store.
+    """
+    if isinstance(store, CheckpointStore):
+        return StoreRunCheckpointAdapter(store)
+    if isinstance(store, RunCheckpointStore):  # pyright: ignore[reportUnnecessaryIsInstance]
+        return store
+    raise RuntimeConfigurationError(
+        f"checkpoints must be a RunCheckpointStore or a CheckpointStore, "
+        f"got {type(store).__name__}."
+    )
