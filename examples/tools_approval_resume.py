@@ -1,28 +1,40 @@
-"""Tools with approval: the run pauses durably, the host approves, resume finishes the turn.
+"""Tools with approval across processes: the run pauses durably, another process decides.
 
-The checkpoint store keeps the interrupted state; a *new* runtime (think: another process) loads
-it and resumes with the decision. The side-effect tool runs exactly once.
+Process 1 runs the agent until a tool needs approval and exits; everything it knew is in the
+SQLite file. Process 2 (``python tools_approval_resume.py resume <db> <run id>``) opens the file,
+asks the store what the run waits for (``checkpoints.pending``), builds the decisions from that
+alone and resumes; the side-effect tool runs exactly once, in process 2.
+
+Offline (no OPENAI_API_KEY, or ACTOVIQ_OFFLINE=1) a scripted model answers; with a key, OpenAI.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
-
-from support import choose_models
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 from actoviq.core import AgentSpec, ToolCallItem
-from actoviq.providers.testing import ScriptedTurn
-from actoviq.runtime import (
-    AgentRuntime,
-    InMemoryCheckpointStore,
-    InterruptionDecision,
-    StoreRunCheckpointAdapter,
-    ToolRegistry,
-    tool,
-)
+from actoviq.providers import ModelRegistry
+from actoviq.providers.testing import ScriptedProvider, ScriptedTurn, TurnLike
+from actoviq.runtime import AgentRuntime, InterruptionDecision, tool
+from actoviq.storage.sqlite import SqliteStorage
 
-SENT: list[str] = []
+OFFLINE = os.environ.get("ACTOVIQ_OFFLINE") == "1" or not os.environ.get("OPENAI_API_KEY")
+RUN_ID = "deploy-1"
+
+
+def models(script: list[TurnLike]) -> ModelRegistry:
+    """OpenAI with a key, else the scripted provider answering ``script``."""
+    if not OFFLINE:
+        from actoviq.providers.openai import OpenAIResponsesProvider
+
+        model = "openai-responses:gpt-4.1-mini"
+        return ModelRegistry([OpenAIResponsesProvider()], default_model=model)
+    return ModelRegistry([ScriptedProvider(script)], default_model="scripted:demo")
 
 
 @tool(effect="side-effect", requires_approval=True)
@@ -33,8 +45,8 @@ def send_email(to: str, subject: str) -> dict[str, object]:
         to: recipient address.
         subject: subject line.
     """
-    SENT.append(to)
-    return {"sent": True, "messageId": f"email-{len(SENT)}", "to": to}
+    print(f"  [process {os.getpid()}] sending {subject!r} to {to}")
+    return {"sent": True, "to": to}
 
 
 @tool(effect="read")
@@ -47,7 +59,13 @@ def get_status(service: str) -> str:
     return f"{service}: deployed"
 
 
-SCRIPT = [
+AGENT = AgentSpec(
+    id="mailer",
+    name="Mailer",
+    instructions="Check the api service status with get_status, then email ops@example.test.",
+    tools=("get_status", "send_email"),
+)
+FIRST_LEG: list[TurnLike] = [
     ScriptedTurn(
         tool_calls=[
             ToolCallItem(id="call_status", name="get_status", input={"service": "api"}),
@@ -57,69 +75,54 @@ SCRIPT = [
                 input={"to": "ops@example.test", "subject": "Deploy done"},
             ),
         ]
-    ),
-    ScriptedTurn(text="Done: the API is deployed and ops were emailed."),
+    )
+]
+SECOND_LEG: list[TurnLike] = [
+    ScriptedTurn(
+        text="Done: the API is deployed and ops were emailed.",
+        stream_deltas=["Done: ", "the API is deployed and ops were emailed."],
+    )
 ]
 
 
-def build_runtime(models_registry: object, store: StoreRunCheckpointAdapter) -> AgentRuntime:
-    from actoviq.providers import ModelRegistry
+async def first_process(path: str) -> None:
+    async with (
+        await SqliteStorage.open(path) as storage,
+        AgentRuntime(
+            models=models(FIRST_LEG),
+            tools=[send_email, get_status],
+            checkpoints=storage.runtime_checkpoints(),
+        ) as runtime,
+    ):
+        result = await runtime.run(AGENT, "Tell ops the deploy is done.", run_id=RUN_ID)
+    print(f"process {os.getpid()}: {result.status}; the state is in {path}")
 
-    assert isinstance(models_registry, ModelRegistry)
-    return AgentRuntime(
-        models=models_registry,
-        tools=ToolRegistry([send_email, get_status]),
-        checkpoint_store=store,
-    )
 
-
-async def main() -> None:
-    models = choose_models(SCRIPT)
-    print(f"provider: {models.label}")
-    store = StoreRunCheckpointAdapter(InMemoryCheckpointStore())
-    agent: AgentSpec[Any, Any] = AgentSpec(
-        id="mailer",
-        name="Mailer",
-        instructions="Check the api service status with get_status, then email ops@example.test.",
-        model=models.model,
-        tools=("get_status", "send_email"),
-    )
-    runtime = build_runtime(models.registry, store)
-    result = await runtime.run(agent, "Tell ops that the deploy is done.", run_id="deploy-1")
-    print(f"first leg: {result.status}")
-    for interruption in result.interruptions:
-        print(f"  needs {interruption.kind}: {interruption.reason} (id {interruption.id})")
-    print(f"  emails sent so far: {len(SENT)}")
-    await runtime.close()
-
-    # Later, maybe in another process: a new runtime resumes from the checkpoint.
-    saved = await store.load("deploy-1")
-    assert saved is not None
-    resumed_runtime = AgentRuntime(
-        models=models.registry,
-        tools=ToolRegistry([send_email, get_status]),
-        checkpoint_store=store,
-        agents=[agent],
-    )
-    async with resumed_runtime:
-        decisions = [
-            InterruptionDecision.approve(entry.id)
-            for entry in result.interruptions
-            if entry.kind == "approval"
-        ]
-        print(f"approving {len(decisions)} call(s) and resuming...")
-        async with resumed_runtime.resume(saved, decisions) as handle:
-            async for event in handle:
-                if event.type == "model.text.delta" and isinstance(event.data, dict):
-                    print(event.data.get("delta", ""), end="", flush=True)
-                elif event.type in ("tool.started", "tool.completed") and isinstance(
-                    event.data, dict
-                ):
-                    print(f"  [{event.type} {event.data.get('name')}] (seq {event.sequence})")
-            final = await handle.result()
-    print(f"\nsecond leg: {final.status}: {final.output}")
-    print(f"emails sent: {len(SENT)} (exactly once)")
+async def second_process(path: str, run_id: str) -> None:
+    async with await SqliteStorage.open(path) as storage:
+        checkpoints = storage.runtime_checkpoints()
+        waiting = await checkpoints.pending(run_id)  # from the store alone
+        for entry in waiting:
+            print(f"process {os.getpid()}: {entry.kind} for {entry.tool_name}({entry.input})")
+        decisions = [InterruptionDecision.approve(entry.id) for entry in waiting]
+        async with AgentRuntime(
+            models=models(SECOND_LEG),
+            tools=[send_email, get_status],
+            checkpoints=checkpoints,
+            agents=[AGENT],
+        ) as runtime:
+            handle = runtime.resume(await checkpoints.load(run_id), decisions)
+            async with handle:
+                async for text in handle.text_deltas():
+                    print(text, end="", flush=True)
+                result = await handle.result()
+    print(f"\nprocess {os.getpid()}: {result.status}")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    if sys.argv[1:2] == ["resume"]:
+        asyncio.run(second_process(sys.argv[2], sys.argv[3]))
+    else:
+        database = str(Path(tempfile.mkdtemp()) / "approvals.db")
+        asyncio.run(first_process(database))
+        subprocess.run([sys.executable, __file__, "resume", database, RUN_ID], check=True)

@@ -14,13 +14,19 @@ EXPECTED = {
     "quickstart.py": ["run: completed: CAS writes", "stream: Hello! Ask me about compare-and-set."],
     "streaming.py": ["[tool get_weather started]", "result: completed: It is 18°C and sunny"],
     "tools_approval_resume.py": [
-        "first leg: interrupted",
-        "emails sent so far: 0",
-        "second leg: completed",
-        "emails sent: 1 (exactly once)",
+        ": interrupted; the state is in ",
+        ": approval for send_email({'to': 'ops@example.test', 'subject': 'Deploy done'})",
+        "sending 'Deploy done' to ops@example.test",
+        ": completed",
     ],
+    "approval_stream.py": ["I emailed ops."],
+    "sqlite_chat.py": ["> My name is Ada.", "> What is my name?\nYour name is Ada."],
+    "structured_output.py": ["so far: {'city': 'Par'}", "Paris: 18.5 °C, sunny"],
     "middleware_timing.py": ["wrapModelCall[0] @10 model-timer", "result: completed: 12 squared"],
 }
+
+
+SUPPORTED = {"quickstart.py", "streaming.py", "middleware_timing.py"}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -37,7 +43,8 @@ def test_example_runs_offline(name: str) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert "provider: scripted provider (offline)" in done.stdout
+    if name in SUPPORTED:  # the examples that share examples/support announce their provider
+        assert "provider: scripted provider (offline)" in done.stdout
     for fragment in EXPECTED[name]:
         assert fragment in done.stdout, done.stdout
     assert "Traceback" not in done.stderr

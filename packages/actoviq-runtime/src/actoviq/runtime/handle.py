@@ -25,13 +25,13 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import deque
-from collections.abc import Callable, Generator
+from collections.abc import AsyncIterator, Callable, Generator
 from types import TracebackType
 from typing import Any, Final, Generic, Literal, Self, TypeAlias, TypeVar, cast
 
 import attrs
 
-from actoviq.core import JsonObject, RunResult
+from actoviq.core import JsonObject, JsonValue, RunResult
 from actoviq.events import RunEvent
 from actoviq.runtime.errors import RunHandleConsumedError
 
@@ -61,6 +61,14 @@ def _delta_key(event: RunEvent) -> tuple[str, tuple[str, str, object]] | None:
     if type(delta) is not str or not delta or "opaque" in mapping:
         return None
     return delta, (event.type, event.run_id, mapping.get("outputIndex"))
+
+
+def _text_delta(event: RunEvent) -> str | None:
+    data = event.data
+    if type(data) is not dict:
+        return None
+    delta = cast(dict[str, object], data).get("delta")
+    return delta if type(delta) is str else None
 
 
 class EventBuffer:
@@ -327,6 +335,67 @@ class RunHandle(Generic[TOutput]):
             self._cancel("Run event consumer failed.")
             await asyncio.wait({task})
         raise error
+
+    # -- filtered views (each consumes the handle: the one consumer) -------------------------------
+
+    async def text_deltas(self) -> AsyncIterator[str]:
+        """The assistant's streamed text, piece by piece (``model.text.delta``), nothing else.
+
+        Example:
+            >>> # async with runtime.stream(agent, "hi") as handle:
+            >>> #     async for text in handle.text_deltas():
+            >>> #         print(text, end="", flush=True)
+            >>> #     result = await handle.result()
+        """
+        async for event in self:
+            if event.type == "model.text.delta":
+                delta = _text_delta(event)
+                if delta is not None:
+                    yield delta
+
+    async def tool_events(self) -> AsyncIterator[RunEvent]:
+        """Only the tool lifecycle events (``tool.started``, ``tool.completed`` ...).
+
+        Every ``tool.*`` type: started, progress, completed, failed, rejected, reconciled.
+        """
+        async for event in self:
+            if event.type.startswith("tool."):
+                yield event
+
+    async def partial_output(self) -> AsyncIterator[JsonValue]:
+        """Best-effort structured output while it streams: the JSON text so far, parsed.
+
+        For an agent with ``output``: each time the streamed text of the current model call
+        parses to a new value (unfinished strings, arrays and objects are closed), that value is
+        yielded; it restarts with each model call (a tool turn, a retry). The values are
+        previews, not validated; the validated, typed output is ``(await handle.result()).output``.
+        """
+        import jiter  # lazy: only streams of structured output need it
+
+        text = bytearray()
+        last: JsonValue | None = None
+        async for event in self:
+            kind = event.type
+            if kind == "model.requested":
+                text.clear()
+                last = None
+                continue
+            delta = _text_delta(event) if kind == "model.text.delta" else None
+            if delta is None:
+                continue
+            text.extend(delta.encode("utf-8"))
+            try:
+                value = cast(
+                    JsonValue,
+                    jiter.from_json(
+                        bytes(text), partial_mode="trailing-strings", allow_inf_nan=False
+                    ),
+                )
+            except ValueError:
+                continue  # not JSON (yet): prose, or a half-written number or literal
+            if value != last:
+                last = value
+                yield value
 
     async def __aenter__(self) -> Self:
         return self
