@@ -65,9 +65,8 @@ async def main() -> None:
         print(f"run: {result.status}: {result.output}")
         try:
             async with runtime.stream(agent, "Name three colours.") as handle:
-                async for event in handle:
-                    if event.type == "model.text.delta":
-                        print(event.data["delta"], end="", flush=True)  # type: ignore[index]
+                async for text in handle.text_deltas():
+                    print(text, end="", flush=True)
                 print(f"\nstream: {(await handle.result()).status}")
         except ProviderStreamError as error:  # the server closed the stream early
             print(f"\nstream cut (retryable={error.retryable}): {error}")

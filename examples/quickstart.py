@@ -57,9 +57,8 @@ async def main() -> None:
 
         async with runtime.stream(agent, "hello") as handle:
             print("stream: ", end="", flush=True)
-            async for event in handle:
-                if event.type == "model.text.delta":
-                    print(event.data["delta"], end="", flush=True)  # type: ignore[index]
+            async for text in handle.text_deltas():
+                print(text, end="", flush=True)
             result = await handle.result()
         print(f"\nstream: {result.status}")
 

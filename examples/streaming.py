@@ -11,7 +11,13 @@ from typing import Any
 from support import choose_models
 
 from actoviq.core import AgentSpec, ToolCallItem
-from actoviq.events import InMemoryEventSink
+from actoviq.events import (
+    InMemoryEventSink,
+    ModelCompletedEvent,
+    ModelTextDeltaEvent,
+    ToolCompletedEvent,
+    ToolStartedEvent,
+)
 from actoviq.providers.testing import ScriptedTurn
 from actoviq.runtime import AgentRuntime, ToolRegistry, tool
 
@@ -57,15 +63,19 @@ async def main() -> None:
         )
         async with runtime.stream(agent, "What's the weather in Paris?") as handle:
             async for event in handle:
-                data = event.data if isinstance(event.data, dict) else {}
-                if event.type == "model.text.delta":
-                    print(data.get("delta", ""), end="", flush=True)
-                elif event.type == "tool.started":
-                    print(f"\n  [tool {data.get('name')} started]", flush=True)
-                elif event.type == "tool.completed":
-                    print(f"  [tool {data.get('name')} completed]", flush=True)
-                elif event.type == "model.completed":
-                    print(f"\n  [turn {data.get('turn')} done: {data.get('finishReason')}]")
+                # Every event is an instance of its typed class: ``data`` is typed per type.
+                match event:
+                    case ModelTextDeltaEvent():
+                        print(event.data["delta"], end="", flush=True)
+                    case ToolStartedEvent():
+                        print(f"\n  [tool {event.data['name']} started]", flush=True)
+                    case ToolCompletedEvent():
+                        print(f"  [tool {event.data['name']} completed]", flush=True)
+                    case ModelCompletedEvent():
+                        data = event.data
+                        print(f"\n  [turn {data['turn']} done: {data['finishReason']}]")
+                    case _:
+                        pass
             result = await handle.result()
         print(f"result: {result.status}: {result.output}")
         print(f"events recorded by the sink: {len(sink.events)} (last: {sink.events[-1].type})")

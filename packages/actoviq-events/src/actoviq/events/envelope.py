@@ -12,7 +12,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, cast
+from typing import Any, Final, Self, cast
 
 import attrs
 
@@ -32,6 +32,8 @@ from actoviq.events.errors import EventSchemaVersionError, EventValidationError
 __all__ = [
     "SCHEMA_VERSION",
     "RunEvent",
+    "event_class",
+    "register_event_class",
     "run_event_dumps",
     "run_event_from_json",
     "run_event_to_json",
@@ -107,9 +109,28 @@ class RunEvent:
     timestamp: str = attrs.field(validator=_check_text)
     data: JsonValue = attrs.field(repr=False)
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        """Create an instance of the class of ``type`` (see :mod:`actoviq.events.catalogue`).
+
+        The class always follows ``type``: an event of a catalogued type is an instance of its
+        typed class however it was built (by a sequencer, from JSON, by ``attrs.evolve``), so
+        ``isinstance`` and ``match`` work on every event. Other types stay ``RunEvent``.
+        """
+        kind: object = kwargs.get("type")
+        target: type[RunEvent] = (
+            _EVENT_CLASSES.get(kind, RunEvent) if isinstance(kind, str) else cls
+        )
+        if target is cls or issubclass(target, cls):
+            return cast(Self, _new(target))
+        # e.g. ``attrs.evolve(text_delta, type="stream.dropped")``: Python will not call
+        # ``__init__`` on an instance of another class, so construct it fully here.
+        instance = _new(target)
+        RunEvent.__init__(instance, **kwargs)
+        return cast(Self, instance)
+
     def with_data(self, data: JsonValue) -> RunEvent:
         """Return a copy with other ``data`` (envelope unchanged, so not re-validated)."""
-        clone = _new(RunEvent)
+        clone = _new(self.__class__)
         _set_schema_version(clone, self.schema_version)
         _set_event_id(clone, self.event_id)
         _set_sequence(clone, self.sequence)
@@ -128,6 +149,32 @@ class RunEvent:
 # (what attrs' own __init__ does, minus the per-field validator calls) where every field is
 # already known to be valid. Twice as fast as ``RunEvent(...)``; this is the per-event hot path.
 _new = object.__new__
+_EVENT_CLASSES: dict[str, type[RunEvent]] = {}
+
+
+def register_event_class(type: str, cls: type[RunEvent]) -> None:
+    """Make ``cls`` (a ``RunEvent`` subclass with no slots of its own) the class of ``type``.
+
+    Used by :mod:`actoviq.events.catalogue`; a type is registered once.
+
+    Raises:
+        EventValidationError: ``type`` has another class already, or ``cls`` is not a
+            slot-free ``RunEvent`` subclass.
+    """
+    if not issubclass(cls, RunEvent) or cls.__dict__.get("__slots__", None) != ():  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise EventValidationError(
+            f"{cls.__name__} must be a RunEvent subclass with __slots__ = ()."
+        )
+    known = _EVENT_CLASSES.get(type)
+    if known is not None and known is not cls:
+        raise EventValidationError(f'Event type "{type}" already has the class {known.__name__}.')
+    _EVENT_CLASSES[type] = cls
+    register_wire_class(cls)
+
+
+def event_class(type: str) -> type[RunEvent]:
+    """The class events of ``type`` are instances of (``RunEvent`` for unknown types)."""
+    return _EVENT_CLASSES.get(type, RunEvent)
 
 
 def _slot(name: str) -> Callable[[RunEvent, object], None]:
@@ -234,7 +281,7 @@ def build_run_event_unchecked(
     factory and clock return; the trace fields come from a validated ``TraceContext``). Anyone
     else uses :func:`stamp_run_event` or ``RunEvent(...)``.
     """
-    event = _new(RunEvent)
+    event = _new(_EVENT_CLASSES.get(type, RunEvent))
     _set_schema_version(event, SCHEMA_VERSION)
     _set_event_id(event, event_id)
     _set_sequence(event, sequence)

@@ -1,7 +1,9 @@
 """JSON Schema (draft 2020-12) of the ``RunEvent`` envelope (decision D2).
 
 ``make docs`` publishes it as ``docs/schemas/run-event.schema.json``. ``type`` is an open string
-(the known types are listed in ``EVENT_TYPES``); ``data`` is any JSON value.
+(the known types are listed in ``EVENT_TYPES``). ``data`` is any JSON value for a type the catalogue
+does not know; for every catalogued type (:mod:`actoviq.events.catalogue`) an ``if``/``then``
+clause gives ``data`` the schema of its payload (objects that allow additive fields).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from typing import Any, cast
 
 from actoviq.core import JsonObject
 from actoviq.events.envelope import SCHEMA_VERSION
+from actoviq.events.payload_schema import event_payload_schemas
 
 __all__ = ["run_event_json_schema"]
 
@@ -48,4 +51,13 @@ def run_event_json_schema() -> JsonObject:
         ],
         "additionalProperties": False,
     }
+    payloads, defs = event_payload_schemas()
+    schema["allOf"] = [
+        {
+            "if": {"properties": {"type": {"const": name}}, "required": ["type"]},
+            "then": {"properties": {"data": payload}},
+        }
+        for name, payload in payloads.items()
+    ]
+    schema["$defs"] = defs
     return cast(JsonObject, schema)

@@ -29,6 +29,7 @@ __all__ = [
     "ErrorData",
     "EventTypeInfo",
     "EventTypeRegistry",
+    "InterruptionData",
     "KnownEventType",
     "ModelCompletedData",
     "ModelProviderEventData",
@@ -48,6 +49,8 @@ __all__ = [
     "SessionLoadedData",
     "ToolCompletedData",
     "ToolFailedData",
+    "ToolFailureCauseData",
+    "ToolFailureData",
     "ToolProgressData",
     "ToolRejectedData",
     "ToolStartedData",
@@ -321,12 +324,34 @@ class ToolCompletedData(TypedDict):
     artifacts: NotRequired[list[JsonValue]]
 
 
+class ToolFailureCauseData(TypedDict):
+    """The exception behind a tool failure: its type name and message (no traceback)."""
+
+    type: str
+    message: str
+
+
+class ToolFailureData(TypedDict):
+    """A tool failure (``ToolFailure.to_json()``): why a call produced no output.
+
+    ``kind`` is ``not_found``, ``validation``, ``denied``, ``timeout``, ``cancelled``,
+    ``execution`` or ``retry``; ``message`` is what the model is shown (bounded, redacted).
+    """
+
+    kind: str
+    toolName: str
+    callId: str
+    message: str
+    retryable: bool
+    cause: NotRequired[ToolFailureCauseData]
+
+
 class ToolFailedData(TypedDict):
-    """``tool.failed``: ``failure`` is JSON-safe (see :func:`error_data`)."""
+    """``tool.failed``: ``failure`` is JSON-safe (see :class:`ToolFailureData`)."""
 
     callId: str
     name: str
-    failure: JsonObject | ErrorData
+    failure: ToolFailureData
 
 
 class ToolRejectedData(TypedDict):
@@ -344,26 +369,40 @@ class SessionCommittedData(TypedDict):
 
 
 class RunCompletedData(TypedDict):
-    """``run.completed``."""
+    """``run.completed``: ``checkpoint`` (``{deleted: false, error}``) if cleanup failed."""
 
     status: str
     usage: JsonObject
+    checkpoint: NotRequired[JsonObject]
+
+
+class InterruptionData(TypedDict):
+    """One open interruption of ``run.interrupted`` (``kind``: approval or reconciliation)."""
+
+    id: str
+    kind: str
+    reason: str
+    callId: NotRequired[str]
+    toolName: NotRequired[str]
 
 
 class RunInterruptedData(TypedDict):
-    """``run.interrupted``."""
+    """``run.interrupted``: the first interruption's id and reason, and every open one."""
 
     interruptionId: str
     reason: str
+    interruptions: NotRequired[list[InterruptionData]]
 
 
 class RunCancelledData(TypedDict):
-    """``run.cancelled``."""
+    """``run.cancelled``: ``code`` when the reason was an Actoviq error (e.g. a deadline)."""
 
     reason: str
+    code: NotRequired[str]
 
 
 class RunFailedData(TypedDict):
-    """``run.failed``."""
+    """``run.failed``: the typed error and, with a store, what the checkpoint holds."""
 
     error: ErrorData | JsonObject
+    checkpoint: NotRequired[JsonObject]

@@ -32,7 +32,17 @@ from typing import Any, Final, Generic, Literal, Self, TypeAlias, TypeVar, cast
 import attrs
 
 from actoviq.core import JsonObject, JsonValue, RunResult
-from actoviq.events import RunEvent
+from actoviq.events import (
+    RunEvent,
+    ToolCompletedEvent,
+    ToolEvent,
+    ToolFailedEvent,
+    ToolProgressEvent,
+    ToolReconciledEvent,
+    ToolRejectedEvent,
+    ToolStartedEvent,
+    ToolSuspendedEvent,
+)
 from actoviq.runtime.errors import RunHandleConsumedError
 
 __all__ = ["DROPPED_EVENT_TYPE", "BufferPolicy", "RunHandle"]
@@ -44,6 +54,15 @@ BufferPolicy: TypeAlias = Literal["drop-deltas", "block"]
 DROPPED_EVENT_TYPE: Final = "stream.dropped"
 """The marker delivered where deltas were dropped: ``{count, firstSequence, lastSequence}``."""
 
+_TOOL_EVENTS: Final = (
+    ToolStartedEvent,
+    ToolProgressEvent,
+    ToolCompletedEvent,
+    ToolFailedEvent,
+    ToolRejectedEvent,
+    ToolReconciledEvent,
+    ToolSuspendedEvent,
+)
 _DROPPABLE: Final = frozenset({"model.text.delta", "model.reasoning.delta"})
 _COALESCE_LIMIT: Final = 64 * 1024  # characters; keeps memory flat on endless streams
 
@@ -353,13 +372,13 @@ class RunHandle(Generic[TOutput]):
                 if delta is not None:
                     yield delta
 
-    async def tool_events(self) -> AsyncIterator[RunEvent]:
+    async def tool_events(self) -> AsyncIterator[ToolEvent]:
         """Only the tool lifecycle events (``tool.started``, ``tool.completed`` ...).
 
         Every ``tool.*`` type: started, progress, completed, failed, rejected, reconciled.
         """
         async for event in self:
-            if event.type.startswith("tool."):
+            if isinstance(event, _TOOL_EVENTS):
                 yield event
 
     async def partial_output(self) -> AsyncIterator[JsonValue]:
