@@ -211,3 +211,18 @@ async def test_decorated_tools_keep_their_kind() -> None:
     on = await runner.execute("coro", {"city": "Rome"}, tool_context())
     assert off.value != f"Rome:{threading.current_thread().name}"
     assert on.value == f"Rome:{threading.current_thread().name}"
+
+
+@pytest.mark.parametrize("error", [ValueError("bad"), StopIteration(), KeyError("k")])
+async def test_a_plain_tool_that_raises_fails_typed(error: BaseException) -> None:
+    from runtime_testkit import make_tool, tool_context
+
+    from actoviq.runtime import ToolExecutionError
+
+    def boom(ctx: ToolExecutionContext, value: Any) -> object:
+        raise error
+
+    runner = ToolRunner(ToolRegistry([make_tool(execute=boom)]))
+    with pytest.raises(ToolExecutionError) as caught:
+        await runner.execute("double", {"value": 1}, tool_context())
+    assert caught.value.failure.kind == "execution"

@@ -15,6 +15,7 @@ call order.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import enum
 import inspect
@@ -368,16 +369,38 @@ class ToolRunner:
         if runs_on_loop(execute):
             result = execute(ctx, prepared.input)
         else:
-            context = contextvars.copy_context()
-            arguments = prepared.input
-
-            def call() -> object:
-                return context.run(execute, ctx, arguments)
-
-            result = await asyncio.get_running_loop().run_in_executor(self._executor, call)
+            result = await self._in_thread(execute, ctx, prepared.input)
         if inspect.isawaitable(result):
             result = await cast(Awaitable[object], result)
         return result
+
+    async def _in_thread(
+        self, execute: Callable[[ToolExecutionContext, Any], object], ctx: Any, arguments: Any
+    ) -> object:
+        """Run ``execute`` in a worker thread and await its result on the loop.
+
+        One ``call_soon_threadsafe`` hands the outcome back (lighter than ``run_in_executor``'s
+        future chaining, which matters when many plain tools run at once). An abandoned await
+        (timeout, cancellation) leaves the future done: the late outcome is dropped.
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[object] = loop.create_future()
+        context = contextvars.copy_context()
+
+        def work() -> None:
+            try:
+                outcome = context.run(execute, ctx, arguments)
+            except BaseException as error:  # handed to the awaiting task, as the loop would
+                _hand_back(loop, future, None, error)
+            else:
+                _hand_back(loop, future, outcome, None)
+
+        executor = self._executor
+        if executor is None:
+            loop.run_in_executor(None, work)  # the loop's default executor owns the job
+        else:
+            executor.submit(work)
+        return await future
 
     def _expiry(self, prepared: PreparedToolCall) -> float | None:
         candidates: list[float] = []
@@ -466,6 +489,28 @@ def _typed_json(value: object) -> object:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
     return value
+
+
+def _hand_back(
+    loop: asyncio.AbstractEventLoop,
+    future: asyncio.Future[object],
+    outcome: object,
+    error: BaseException | None,
+) -> None:
+    """From a worker thread: settle ``future`` on its loop (dropped if the loop is gone)."""
+
+    def settle() -> None:
+        if future.done():
+            return  # the await was abandoned (timeout, cancel): the late outcome is dropped
+        if error is None:
+            future.set_result(outcome)
+        elif isinstance(error, StopIteration):  # a future refuses it: raise what a call would
+            future.set_exception(RuntimeError("A tool raised StopIteration."))
+        else:
+            future.set_exception(error)
+
+    with contextlib.suppress(RuntimeError):  # the loop closed: nobody is waiting any more
+        loop.call_soon_threadsafe(settle)
 
 
 def runs_on_loop(execute: Callable[..., object]) -> bool:
