@@ -161,7 +161,7 @@ def record_compat_usage(symbol: str, *, stacklevel: int = 2) -> None:
 
     Args:
         symbol: the public name used.
-        stacklevel: passed to :func:`warnings.warn` (2: the caller of this function).
+        stacklevel: passed to :func:`warnings.warn` (2: the code that called this function).
 
     Raises:
         TypeError: ``symbol`` is not a string or is blank after trimming.
@@ -194,7 +194,7 @@ def record_compat_usage(symbol: str, *, stacklevel: int = 2) -> None:
             f"[{COMPAT_WARNING_CODE}] actoviq.compat.{name} is a 0.x compatibility API "
             f"(deprecated, supported through 1.x).{hint}",
             CompatDeprecationWarning,
-            stacklevel=stacklevel + 1,
+            stacklevel=stacklevel,
         )
     callback = settings.on_diagnostic
     if callback is not None:

@@ -31,6 +31,7 @@ from typing import Any, Final, cast
 
 import attrs
 
+from actoviq.compat._messages import append_blocks
 from actoviq.compat.legacy_store.shapes import FILE_MAX_DEPTH, JOURNAL_KEY, StoredSession
 from actoviq.core import (
     ITEM_TYPES,
@@ -232,20 +233,6 @@ def decode_journal(session: StoredSession) -> Journal:
     )
 
 
-def _merge(messages: list[Any], role: str, blocks: list[Any]) -> None:
-    """Append blocks as a message, merged into the last one when it has the same role."""
-    last = cast(dict[str, Any], messages[-1]) if messages and type(messages[-1]) is dict else None
-    if last is not None and last.get("role") == role:
-        content = last.get("content")
-        if isinstance(content, str):
-            last["content"] = [{"type": "text", "text": content}, *blocks]
-            return
-        if type(content) is list:
-            cast(list[Any], content).extend(blocks)
-            return
-    messages.append({"role": role, "content": blocks})
-
-
 def _legacy_param(payload: JsonObject) -> tuple[str, list[Any]] | None:
     """``(role, blocks)`` of one canonical payload, or None (not canonical, or a system text)."""
     if payload.get("type") not in ITEM_TYPES:
@@ -270,7 +257,7 @@ def project_entries(session: StoredSession, new: Sequence[NewSessionItem]) -> No
             continue
         projected = _legacy_param(entry.payload)
         if projected is not None:
-            _merge(messages, *projected)
+            append_blocks(messages, *projected)
 
 
 def encode_journal(session: StoredSession, journal: Journal) -> JsonObject:
