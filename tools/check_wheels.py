@@ -40,6 +40,10 @@ EXTRAS: dict[str, dict[str, str]] = {
     },
     "actoviq-storage-sqlite": {"postgres": "asyncpg"},
     "actoviq-runtime": {"fernet": "cryptography.fernet"},
+    "actoviq-compat": {
+        "openai": "actoviq.providers.openai",
+        "anthropic": "actoviq.providers.anthropic",
+    },
 }
 # distribution -> the exact set of distributions allowed in its closure (besides itself)
 CLOSURES: dict[str, set[str]] = {
@@ -68,6 +72,8 @@ NOT_IN_CLOSURE: dict[str, set[str]] = {
         "opentelemetry-sdk",
     },
     "actoviq-surfaces": {"openai", "anthropic", "sqlalchemy", "opentelemetry-sdk"},
+    # the provider SDKs come with the [openai] / [anthropic] extras only
+    "actoviq-compat": {"openai", "anthropic", "httpx2", "opentelemetry-sdk"},
 }
 # modules that must not be imported by `import <module>`
 IMPORT_FORBIDDEN: dict[str, tuple[str, ...]] = {
@@ -77,6 +83,8 @@ IMPORT_FORBIDDEN: dict[str, tuple[str, ...]] = {
     "actoviq.surfaces": ("actoviq.runtime", "actoviq.providers", "openai", "anthropic"),
     # the SDK (pydantic, starlette, uvicorn, httpx2) loads on first connection, not on import
     "actoviq.mcp": ("mcp", "uvicorn", "starlette", "httpx2", "pydantic"),
+    # JSON v1 parsing comes from actoviq.storage.sqlite, whose import loads no SQLAlchemy
+    "actoviq.compat": ("openai", "anthropic", "httpx2", "sqlalchemy", "aiosqlite"),
 }
 
 _PROBE = """

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from actoviq.compat.diagnostics import configure_compat_diagnostics, reset_compat_diagnostics
+
+# Test helpers (compat_support.py) are imported by name; importlib mode does not add this dir.
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+
+
+# Test modules import compat names at collection time: no deprecation warning for those.
+configure_compat_diagnostics(warn_once=False)
 
 
 @pytest.fixture(autouse=True)
@@ -16,3 +27,4 @@ def fresh_diagnostics() -> Iterator[None]:
     configure_compat_diagnostics(warn_once=False)
     yield
     reset_compat_diagnostics()
+    configure_compat_diagnostics(warn_once=False)

@@ -318,17 +318,19 @@ DIAGNOSTICS_API: Final = frozenset(
 """The names that measure compat use instead of being compat API (they record nothing)."""
 
 
-def __getattr__(name: str) -> Any:
-    """Serve a type-only compat name and record that the host read it."""
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'actoviq.compat' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    # ``from actoviq.compat import X`` reads X twice: once in the import machinery's own
-    # ``hasattr`` check (not a use), once for the binding (the use that counts).
-    if sys._getframe(1).f_code.co_filename != _IMPORTLIB_BOOTSTRAP:  # pyright: ignore[reportPrivateUsage]
-        record_compat_usage(name, stacklevel=3)
-    return value
+if not TYPE_CHECKING:  # type checkers see the names above, and flag any other name
+
+    def __getattr__(name: str) -> Any:
+        """Serve a type-only compat name and record that the host read it."""
+        module = _MODULE_OF.get(name)
+        if module is None:
+            raise AttributeError(f"module 'actoviq.compat' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        # ``from actoviq.compat import X`` reads X twice: once in the import machinery's own
+        # ``hasattr`` check (not a use), once for the binding (the use that counts).
+        if sys._getframe(1).f_code.co_filename != _IMPORTLIB_BOOTSTRAP:
+            record_compat_usage(name, stacklevel=3)
+        return value
 
 
 def __dir__() -> list[str]:

@@ -57,8 +57,9 @@ from actoviq.compat.stream import (
     DEFAULT_MAX_BUFFERED_EVENTS,
     AgentRunStream,
     OverflowStrategy,
+    check_buffer_options,
 )
-from actoviq.core import AgentSpec, CanonicalItem, RunResult
+from actoviq.core import AgentSpec, CanonicalItem, RunLimitsPatch, RunResult
 from actoviq.providers import ModelRegistry
 from actoviq.providers.legacy import MessageParam
 from actoviq.runtime import (
@@ -314,7 +315,13 @@ class AgentClient:
         """
         given = cast(dict[str, Any], options)
         run_options = {key: value for key, value in given.items() if key not in _STREAM_OPTIONS}
+        max_buffered = options.get("maxBufferedEvents", DEFAULT_MAX_BUFFERED_EVENTS)
+        overflow = options.get("overflow", "throw")
+        check_buffer_options(max_buffered, overflow)
         plan = self._plan(input, run_options, "AgentClient.stream")
+        # The runtime's own buffer blocks (see create_agent_sdk) and is no larger than ours, so
+        # our overflow strategy is the only one, and "block" back-pressures the run itself.
+        plan.run_kwargs["limits"] = RunLimitsPatch(stream_buffer_size=max_buffered)
         control = _RunControl()
         self._streams = {stream for stream in self._streams if not stream.done}
 
@@ -351,8 +358,8 @@ class AgentClient:
             plan.run_id,
             produce,
             control.cancel,
-            max_buffered_events=options.get("maxBufferedEvents", DEFAULT_MAX_BUFFERED_EVENTS),
-            overflow=options.get("overflow", "throw"),
+            max_buffered_events=max_buffered,
+            overflow=overflow,
             coalesce_deltas=options.get("coalesceDeltas", True),
         )
         self._streams.add(stream)
@@ -566,6 +573,9 @@ async def create_agent_sdk(**options: Unpack[CreateAgentSdkOptions]) -> AgentCli
         services=services,
         middleware=recorder.middleware(),
         default_limits=limits,
+        # Streams bound the runtime's buffer to their own (AgentClient.stream): the façade's
+        # overflow strategy decides, the runtime never drops deltas behind its back.
+        stream_buffer_policy="block",
     )
     bridge.runtime = runtime
     return AgentClient(

@@ -45,6 +45,7 @@ __all__ = [
     "AgentRunStream",
     "OverflowStrategy",
     "StreamProducer",
+    "check_buffer_options",
 ]
 
 OverflowStrategy = Literal["throw", "drop-oldest", "drop-newest", "block"]
@@ -78,6 +79,23 @@ def _error_event(run_id: str, error: BaseException) -> AgentEvent:
     return cast(
         AgentEvent, {"type": "error", "runId": run_id, "timestamp": iso_now(), "error": body}
     )
+
+
+def check_buffer_options(max_buffered_events: object, overflow: object) -> None:
+    """Validate the buffer options.
+
+    Raises:
+        CompatConfigurationError: ``max_buffered_events`` < 2 or an unknown ``overflow``.
+    """
+    if type(max_buffered_events) is not int or max_buffered_events < 2:
+        raise CompatConfigurationError(
+            "maxBufferedEvents must be an integer >= 2 (one slot is kept for the terminal "
+            f"event); got {max_buffered_events!r}."
+        )
+    if overflow not in _STRATEGIES:
+        raise CompatConfigurationError(
+            f"overflow must be one of {', '.join(sorted(_STRATEGIES))}; got {overflow!r}."
+        )
 
 
 class _ResultAwaitable:
@@ -119,15 +137,7 @@ class AgentRunStream:
         overflow: OverflowStrategy = "throw",
         coalesce_deltas: bool = True,
     ) -> None:
-        if type(max_buffered_events) is not int or max_buffered_events < 2:
-            raise CompatConfigurationError(
-                "maxBufferedEvents must be an integer >= 2 (one slot is kept for the terminal "
-                f"event); got {max_buffered_events!r}."
-            )
-        if overflow not in _STRATEGIES:
-            raise CompatConfigurationError(
-                f"overflow must be one of {', '.join(sorted(_STRATEGIES))}; got {overflow!r}."
-            )
+        check_buffer_options(max_buffered_events, overflow)
         self.run_id = run_id
         self.max_buffered_events = max_buffered_events
         self.overflow: OverflowStrategy = overflow
@@ -202,6 +212,13 @@ class AgentRunStream:
         self._cancel_reason = reason or "AgentRunStream cancelled."
         self._cancel_run(self._cancel_reason)
         self._relieve()  # a run blocked on a full buffer must be able to wind down
+
+    async def wait_finished(self) -> None:
+        """Wait until the run stopped producing (its events stay buffered); never raises.
+
+        Unlike awaiting :attr:`result`, this keeps the overflow strategy in force.
+        """
+        await asyncio.wait({self._task})
 
     async def wait_result(self) -> AgentRunResult:
         """The result (what ``await stream.result`` does)."""
