@@ -335,3 +335,47 @@ async def test_a_provider_failure_is_the_runtime_typed_error() -> None:
         with pytest.raises(RunError) as caught:
             await sdk.run("hi")
     assert caught.value.code in ("MODEL_BROKEN", "RUN_FAILED")
+
+
+async def test_sampling_options_become_model_settings() -> None:
+    provider = ScriptedProvider(["one", "two"])
+    async with await create_agent_sdk(
+        modelApi=ModelProviderLegacyAdapter(provider),
+        tools=[lookup],
+        maxTokens=300,
+        temperature=0.2,
+        userId="user-7",
+        metadata={"team": "ops"},
+    ) as sdk:
+        await sdk.run("default settings")
+        await sdk.run(
+            "per run",
+            maxTokens=50,
+            topP=0.5,
+            toolChoice={"type": "tool", "name": "lookup", "disable_parallel_tool_use": True},
+            effort="low",
+        )
+    first, second = (call.request for call in provider.calls)
+    assert (first.max_output_tokens, first.temperature, first.top_p) == (300, 0.2, None)
+    assert first.metadata == {"team": "ops", "user_id": "user-7"}
+    assert (second.max_output_tokens, second.temperature, second.top_p) == (50, 0.2, 0.5)
+    assert second.parallel_tool_calls is False
+    assert second.reasoning is not None and second.reasoning.effort == "low"
+    assert second.tool_policy is not None and "lookup" in str(second.tool_policy)
+
+
+async def test_sampling_options_reach_a_legacy_model_api() -> None:
+    model_api = FakeModelApi(legacy_message("ok"))
+    async with await create_agent_sdk(modelApi=model_api, maxTokens=321, temperature=0.3) as sdk:
+        await sdk.run("hi", userId="u1")
+    (request,) = model_api.requests
+    assert (request["max_tokens"], request.get("temperature")) == (321, 0.3)
+    assert request.get("metadata") == {"user_id": "u1"}
+
+
+async def test_bad_sampling_options_are_refused_typed() -> None:
+    async with await create_agent_sdk(modelApi=FakeModelApi(legacy_message("x"))) as sdk:
+        with pytest.raises(CompatConfigurationError, match="toolChoice"):
+            await sdk.run("hi", toolChoice={"type": "sometimes"})
+        with pytest.raises(ValueError, match="temperature"):
+            await sdk.run("hi", temperature=9)

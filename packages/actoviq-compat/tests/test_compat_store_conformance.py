@@ -10,15 +10,18 @@ import pytest
 from actoviq.compat import LegacyJsonV1SessionStore
 from actoviq.runtime import (
     InMemoryArtifactMetadataStore,
+    InMemoryBudgetLedgerStore,
     InMemoryCheckpointStore,
     InMemoryDurableChildStore,
     InMemoryMemoryStore,
+    InMemoryWorkflowRunStore,
 )
 from actoviq.runtime.stores.conformance import CONFORMANCE_CHECKS, ConformanceCheck, StoreBundle
 
 
 @pytest.fixture
 def bundle(tmp_path: Path) -> StoreBundle:
+    """JSON v1 files as the session store; the other stores are the in-memory ones."""
     store = LegacyJsonV1SessionStore(tmp_path / "json-v1", durable=False)
     return StoreBundle(
         sessions=store.sessions,
@@ -26,6 +29,8 @@ def bundle(tmp_path: Path) -> StoreBundle:
         memory=InMemoryMemoryStore(),
         artifacts=InMemoryArtifactMetadataStore(),
         children=InMemoryDurableChildStore(),
+        ledgers=InMemoryBudgetLedgerStore(),
+        workflows=InMemoryWorkflowRunStore(),
     )
 
 

@@ -8,7 +8,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
 from actoviq.compat.errors import CompatConfigurationError
-from actoviq.core import AgentSpec, CanonicalItem, ModelRefParts, RunLimitsPatch, TextItem
+from actoviq.core import (
+    AgentSpec,
+    CanonicalItem,
+    ModelRefParts,
+    ModelSettings,
+    ReasoningSettings,
+    RunLimitsPatch,
+    TextItem,
+)
 from actoviq.providers import ModelProvider
 from actoviq.providers.legacy import (
     LegacyModelApiProvider,
@@ -25,6 +33,7 @@ __all__ = [
     "check_model",
     "convert_input",
     "limits_patch",
+    "model_settings",
 ]
 
 DEFAULT_LEGACY_MODEL: Final = "default"
@@ -121,12 +130,78 @@ def limits_patch(options: Mapping[str, Any]) -> RunLimitsPatch | None:
     return RunLimitsPatch(**given)
 
 
+_TOOL_CHOICES: Final = {"auto": "auto", "any": "required", "none": "none"}
+
+
+def _tool_choice(choice: object) -> dict[str, Any]:
+    """The model settings of a legacy ``toolChoice`` (``{type, name?, disable_parallel_...}``)."""
+    if not isinstance(choice, Mapping):
+        raise CompatConfigurationError(
+            "toolChoice must be {type: 'auto'|'any'|'tool'|'none', name?}; got "
+            f"{type(choice).__name__}."
+        )
+    spec = cast(Mapping[str, Any], choice)
+    kind, name = spec.get("type"), spec.get("name")
+    fields: dict[str, Any] = {}
+    if kind == "tool":
+        if not isinstance(name, str) or not name:
+            raise CompatConfigurationError("toolChoice of type 'tool' needs the tool's name.")
+        fields["tool_choice"] = name
+    elif kind in _TOOL_CHOICES:
+        fields["tool_choice"] = _TOOL_CHOICES[kind]
+    else:
+        raise CompatConfigurationError(
+            f"toolChoice type must be 'auto', 'any', 'tool' or 'none'; got {kind!r}."
+        )
+    disable = spec.get("disable_parallel_tool_use")
+    if disable is not None:
+        fields["parallel_tool_calls"] = not disable
+    return fields
+
+
+def model_settings(options: Mapping[str, Any]) -> ModelSettings | None:
+    """The runtime :class:`~actoviq.core.ModelSettings` of the 0.x sampling options.
+
+    ``maxTokens`` → ``max_output_tokens``, ``temperature``, ``topP`` → ``top_p``, ``toolChoice``
+    → ``tool_choice`` (``any`` is ``required``) and ``parallel_tool_calls``, ``userId`` → request
+    metadata ``user_id`` (merged into ``metadata``), ``effort`` → ``reasoning.effort`` (``auto``
+    leaves it to the model). None when none is set.
+
+    Raises:
+        CompatConfigurationError: a malformed ``toolChoice`` or ``metadata``.
+        AgentSpecError: a value ``ModelSettings`` refuses (e.g. a temperature above 2).
+    """
+    fields: dict[str, Any] = {}
+    for option, field in (("maxTokens", "max_output_tokens"), ("temperature", "temperature")):
+        if options.get(option) is not None:
+            fields[field] = options[option]
+    if options.get("topP") is not None:
+        fields["top_p"] = options["topP"]
+    if options.get("toolChoice") is not None:
+        fields.update(_tool_choice(options["toolChoice"]))
+    metadata = options.get("metadata")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise CompatConfigurationError("metadata must be a JSON object.")
+    merged: dict[str, Any] = dict(cast(Mapping[str, Any], metadata or {}))
+    if options.get("userId") is not None:
+        merged["user_id"] = options["userId"]
+    if merged:
+        fields["metadata"] = merged
+    effort = options.get("effort")
+    if effort is not None and effort != "auto":
+        fields["reasoning"] = ReasoningSettings(effort=effort)
+    return ModelSettings(**fields) if fields else None
+
+
 class AgentCache:
     """One registered :class:`AgentSpec` per (system prompt, model) the client runs with."""
 
-    def __init__(self, provider_id: str, tools: Sequence[str]) -> None:
+    def __init__(
+        self, provider_id: str, tools: Sequence[str], settings: ModelSettings | None = None
+    ) -> None:
         self._provider_id = provider_id
         self._tools = tuple(tools)
+        self._settings = settings
         self._agents: dict[tuple[str, str], AgentSpec[Any, Any]] = {}
 
     def get(self, system_prompt: str | None, model: str) -> AgentSpec[Any, Any]:
@@ -142,6 +217,7 @@ class AgentCache:
             instructions=system_prompt or "",
             model=ModelRefParts(provider=self._provider_id, model=model),
             tools=self._tools,
+            model_settings=self._settings,
         )
         self._agents[key] = agent
         return agent

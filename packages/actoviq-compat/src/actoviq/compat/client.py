@@ -31,6 +31,7 @@ from actoviq.compat._setup import (
     check_model,
     convert_input,
     limits_patch,
+    model_settings,
 )
 from actoviq.compat._translate import translate_run
 from actoviq.compat.diagnostics import compat_symbol
@@ -59,7 +60,7 @@ from actoviq.compat.stream import (
     OverflowStrategy,
     check_buffer_options,
 )
-from actoviq.core import AgentSpec, CanonicalItem, RunLimitsPatch, RunResult
+from actoviq.core import AgentSpec, CanonicalItem, ModelSettings, RunLimitsPatch, RunResult
 from actoviq.providers import ModelRegistry
 from actoviq.providers.legacy import MessageParam
 from actoviq.runtime import (
@@ -140,6 +141,7 @@ class AgentClient:
         model: str,
         system_prompt: str | None,
         tool_names: tuple[str, ...],
+        settings: ModelSettings | None,
         recorder: RunRecorder,
         policy: CompatToolPolicy | None,
         store: LegacyJsonV1SessionStore | None,
@@ -148,7 +150,7 @@ class AgentClient:
         self._provider_id = provider_id
         self._model = model
         self._system_prompt = system_prompt
-        self._agents = AgentCache(provider_id, tool_names)
+        self._agents = AgentCache(provider_id, tool_names, settings)
         self._recorder = recorder
         self._policy = policy
         self._store = store
@@ -202,12 +204,9 @@ class AgentClient:
                 options.get("permissionMode", default.mode),
                 options.get("permissions", [rule for rule, _, _ in default.rules]),
             )
-        for name in _MODEL_SETTING_OPTIONS:
-            if name in options:
-                raise NotImplementedError(
-                    f"{where}: {name!r} needs per-run model settings, which this runtime "
-                    "version does not offer yet; set it on the provider instead."
-                )
+        settings = model_settings(options)
+        if settings is not None:
+            run_kwargs["model_settings"] = settings
         return _RunPlan(
             run_id=run_id,
             agent=agent,
@@ -488,17 +487,6 @@ class AgentSession:
         return dict((await self._client.sessions.load(self.id))["metadata"])
 
 
-_MODEL_SETTING_OPTIONS = (
-    "maxTokens",
-    "temperature",
-    "topP",
-    "toolChoice",
-    "userId",
-    "metadata",
-    "effort",
-)
-
-
 class _PolicyBridge:
     """Reports a permission decision: into the run's records and as a ``tool.permission`` event."""
 
@@ -539,14 +527,9 @@ async def create_agent_sdk(**options: Unpack[CreateAgentSdkOptions]) -> AgentCli
         >>> sdk = await create_agent_sdk(modelApi=adapter, model="gpt-4.1")  # doctest: +SKIP
     """
     check_options(options, CLIENT_OPTIONS, CLIENT_REPLACEMENTS, "create_agent_sdk")
-    for name in _MODEL_SETTING_OPTIONS:
-        if name in options:
-            raise NotImplementedError(
-                f"create_agent_sdk: {name!r} needs model settings, which this runtime version "
-                "does not offer yet; set it on the provider instead."
-            )
     model = check_model(options.get("model", DEFAULT_LEGACY_MODEL))
     limits = limits_patch(options)
+    sampling = model_settings(options)
     tools = options.get("tools", ())
     registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(list(tools))
     recorder = RunRecorder()
@@ -584,6 +567,7 @@ async def create_agent_sdk(**options: Unpack[CreateAgentSdkOptions]) -> AgentCli
         model=model,
         system_prompt=system_prompt,
         tool_names=tuple(registry.names()),
+        settings=sampling,
         recorder=recorder,
         policy=policy,
         store=store,
