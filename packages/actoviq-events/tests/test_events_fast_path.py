@@ -402,3 +402,22 @@ def test_system_clock_iso_matches_to_iso_and_subclasses_are_honoured() -> None:
     assert sequencer.next("run.started").timestamp == "2030-05-06T07:08:09.123Z"
     plain = RunEventSequencer(_context(), ids=SequentialIdFactory(), clock=clock)
     assert before <= plain.next("run.started").timestamp
+
+
+def test_child_contexts_from_the_random_factory_equal_validated_ones() -> None:
+    from actoviq.events import TraceContext, create_child_trace_context, create_root_trace_context
+
+    ids = RandomIdFactory()
+    root = create_root_trace_context("root", ids=ids)
+    child = create_child_trace_context("child", parent=root, ids=ids)
+    rebuilt = TraceContext(
+        run_id="child",
+        trace_id=root.trace_id,
+        span_id=child.span_id,
+        parent_span_id=root.span_id,
+        parent_run_id="root",
+    )
+    assert child == rebuilt and hash(child) == hash(rebuilt)
+    assert re.fullmatch(r"[0-9a-f]{16}", child.span_id) and child.span_id != root.span_id
+    with pytest.raises(EventValidationError, match="run_id"):
+        create_child_trace_context(" ", parent=root, ids=ids)

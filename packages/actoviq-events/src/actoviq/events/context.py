@@ -291,6 +291,21 @@ def create_child_trace_context(
             "create_child_trace_context needs a parent context (none is current)."
         )
     factory = ids if ids is not None else _DEFAULT_IDS
+    if (
+        factory.__class__ is RandomIdFactory
+        and source.__class__ is TraceContext
+        and run_id.__class__ is str
+        and run_id.strip()
+    ):
+        # The parent's fields were checked when it was built and our own factory's span id is
+        # valid by construction: skip the validators (orchestration derives one per child).
+        context = _new_context(TraceContext)
+        _set_context_field(context, "run_id", run_id)
+        _set_context_field(context, "trace_id", source.trace_id)
+        _set_context_field(context, "span_id", factory.span_id())
+        _set_context_field(context, "parent_span_id", source.span_id)
+        _set_context_field(context, "parent_run_id", source.run_id)
+        return context
     return TraceContext(
         run_id=run_id,
         trace_id=source.trace_id,
