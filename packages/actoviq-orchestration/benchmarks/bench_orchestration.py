@@ -6,8 +6,8 @@ agent x2000, us/run and the ratio (target <= 1.5). O2 the same inside a manager 
 making 10 agent-tool calls against a manager making 10 calls of a plain tool that runs the same
 agent on the runtime (ratio, informational). O3 fan-out: the panel preset with 100 agent nodes
 and a reducer, concurrency capacity 16, against the same 100 runs started with ``asyncio.gather``
-under ``asyncio.Semaphore(16)``; with a 5 ms model call (network-shaped) and with an instant one
-(CPU-bound); wall-time ratios (target <= 1.2) and peak RSS.
+under ``asyncio.Semaphore(16)``; with a 20 ms and a 5 ms model call (network-shaped) and with an
+instant one (CPU-bound); wall-time ratios (target <= 1.2) and peak RSS.
 """
 
 from __future__ import annotations
@@ -47,26 +47,37 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-async def _timed(n: int, once: Callable[[], Awaitable[Any]]) -> dict[str, float]:
-    await once()  # warm-up
-    samples: list[float] = []
-    for _ in range(5):
-        started = time.perf_counter()
-        for _ in range(n // 5):
-            await once()
-        samples.append((time.perf_counter() - started) / (n // 5) * 1e6)
-    return {"us_per_run": statistics.median(samples)}
+async def _paired(
+    n: int, first: Callable[[], Awaitable[Any]], second: Callable[[], Awaitable[Any]]
+) -> tuple[float, float]:
+    """Median us/run of ``first`` and ``second``, measured in alternating blocks (load drifts
+    on a shared machine hit both sides alike)."""
+    await first()
+    await second()
+    rounds = 9
+    block = max(1, n // rounds)
+    samples: tuple[list[float], list[float]] = ([], [])
+    for _ in range(rounds):
+        for side, once in enumerate((first, second)):
+            started = time.perf_counter()
+            for _ in range(block):
+                await once()
+            samples[side].append((time.perf_counter() - started) / block * 1e6)
+    return statistics.median(samples[0]), statistics.median(samples[1])
 
 
 async def o1(n: int = 2000) -> dict[str, float]:
     provider = ScriptedProvider(["specialist answer"], id="s", repeat_last=True)
     async with AgentRuntime(models=ModelRegistry([provider])) as runtime:
-        plain = await _timed(n, lambda: runtime.run(SPECIALIST, "question"))
         runner = ChildRunner(runtime)
         tool_ = agent_as_tool(SPECIALIST, runner)
         root = runner.create_root(concurrency=ConcurrencyController(16))
         conversation = ConversationState(owner=OWNER, items=(TextItem(role="user", text="q"),))
         counter = iter(range(10**9))
+
+        async def plain() -> Any:
+            provider.calls.clear()
+            return await runtime.run(SPECIALIST, "question")
 
         async def invoke() -> Any:
             provider.calls.clear()
@@ -74,11 +85,11 @@ async def o1(n: int = 2000) -> dict[str, float]:
                 parent=root, conversation=conversation, call_id=f"c{next(counter)}", input="q"
             )
 
-        wrapped = await _timed(n, invoke)
+        plain_us, tool_us = await _paired(n, plain, invoke)
     return {
-        "runtime_us_per_run": plain["us_per_run"],
-        "agent_tool_us_per_child": wrapped["us_per_run"],
-        "ratio": wrapped["us_per_run"] / plain["us_per_run"],
+        "runtime_us_per_run": plain_us,
+        "agent_tool_us_per_child": tool_us,
+        "ratio": tool_us / plain_us,
     }
 
 
@@ -97,45 +108,44 @@ def _manager_answer(tool_name: str) -> Callable[[ModelRequest], Any]:
     return answer
 
 
+async def _manager(mode: str) -> tuple[AgentRuntime, Callable[[], Awaitable[Any]]]:
+    manager_provider = ScriptedProvider([_manager_answer("ask")], id="m", repeat_last=True)
+    specialist_provider = ScriptedProvider(["answer"], id="s", repeat_last=True)
+    runtime = AgentRuntime(models=ModelRegistry([manager_provider, specialist_provider]))
+    if mode == "agent-tool":
+        runner = ChildRunner(runtime)
+        runtime.tools.register(
+            agent_as_tool(SPECIALIST, runner, name="ask", effect="read").as_runtime_tool()
+        )
+    else:
+
+        @tool(name="ask", effect="read")
+        async def ask(ctx: ToolExecutionContext, input: str) -> str:
+            """Ask the specialist."""
+            return (await runtime.run(SPECIALIST, input)).output
+
+        runtime.tools.register(ask)
+    manager: AgentSpec[Any, Any] = AgentSpec(
+        id="manager", name="Manager", instructions="Delegate.", model="m:m", tools=("ask",)
+    )
+
+    async def once() -> Any:
+        manager_provider.calls.clear()
+        specialist_provider.calls.clear()
+        return await runtime.run(manager, "ten questions")
+
+    return runtime, once
+
+
 async def o2(n: int = 200) -> dict[str, float]:
-    results: dict[str, float] = {}
-    for mode in ("plain-tool", "agent-tool"):
-        manager_provider = ScriptedProvider([_manager_answer("ask")], id="m", repeat_last=True)
-        specialist_provider = ScriptedProvider(["answer"], id="s", repeat_last=True)
-        registry = ModelRegistry([manager_provider, specialist_provider])
-        async with AgentRuntime(models=registry) as runtime:
-            if mode == "agent-tool":
-                runner = ChildRunner(runtime)
-                runtime.tools.register(
-                    agent_as_tool(SPECIALIST, runner, name="ask", effect="read").as_runtime_tool()
-                )
-            else:
-
-                @tool(name="ask", effect="read")
-                async def ask(ctx: ToolExecutionContext, input: str) -> str:
-                    """Ask the specialist."""
-                    return (await runtime.run(SPECIALIST, input)).output
-
-                runtime.tools.register(ask)
-            manager: AgentSpec[Any, Any] = AgentSpec(
-                id="manager", name="Manager", instructions="Delegate.", model="m:m", tools=("ask",)
-            )
-
-            async def once(
-                manager_provider: ScriptedProvider = manager_provider,
-                specialist_provider: ScriptedProvider = specialist_provider,
-                manager: AgentSpec[Any, Any] = manager,
-                runtime: AgentRuntime = runtime,
-            ) -> Any:
-                manager_provider.calls.clear()
-                specialist_provider.calls.clear()
-                return await runtime.run(manager, "ten questions")
-
-            results[mode] = (await _timed(n, once))["us_per_run"] / 10
+    plain_runtime, plain = await _manager("plain-tool")
+    agent_runtime, agent = await _manager("agent-tool")
+    async with plain_runtime, agent_runtime:
+        plain_us, agent_us = await _paired(n, plain, agent)
     return {
-        "plain_tool_us_per_child": results["plain-tool"],
-        "agent_tool_us_per_child": results["agent-tool"],
-        "ratio": results["agent-tool"] / results["plain-tool"],
+        "plain_tool_us_per_child": plain_us / 10,
+        "agent_tool_us_per_child": agent_us / 10,
+        "ratio": agent_us / plain_us,
     }
 
 
@@ -174,7 +184,7 @@ async def _fanout(delay: float, members: int = 100, capacity: int = 16) -> dict[
         for _ in range(2):  # warm-up
             await direct()
             await panel()
-        for _ in range(7):
+        for _ in range(11):
             for name, run in (("direct", direct), ("panel", panel)):
                 provider.calls.clear()
                 started = time.perf_counter()
@@ -192,8 +202,9 @@ async def _fanout(delay: float, members: int = 100, capacity: int = 16) -> dict[
 
 async def o3() -> dict[str, Any]:
     return {
-        "network_shaped": await _fanout(0.005),
-        "cpu_bound": await _fanout(0.0),
+        "model_call_20ms": await _fanout(0.020),
+        "model_call_5ms": await _fanout(0.005),
+        "instant_model_cpu_bound": await _fanout(0.0),
         "peak_rss_mb": _rss_mb(),
     }
 

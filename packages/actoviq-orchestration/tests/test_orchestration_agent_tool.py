@@ -298,3 +298,30 @@ async def test_a_rejected_child_approval_lets_the_child_finish_without_the_tool(
     assert isinstance(tool_result.output, dict)
     assert tool_result.output["output"] == "could not wipe"
     assert done.output == "reported"
+
+
+async def test_a_child_output_that_is_not_json_is_refused_typed() -> None:
+    from actoviq.core import RunResult, Usage
+    from actoviq.orchestration import ChildRunOutcome
+
+    async with runtime_for(script("specialist", ["x"])) as runtime:
+        runner = ChildRunner(runtime)
+        tool = agent_as_tool(agent("specialist"), runner)
+        scope = runner.tree.derive_child(runner.create_root(), "child")
+        outcome = ChildRunOutcome(
+            status="completed",
+            attempts=1,
+            scope=scope,
+            result=RunResult(
+                run_id="child",
+                agent_id="specialist",
+                status="completed",
+                output={"bad": float("nan")},
+                items=(),
+                usage=Usage(),
+                started_at="2026-01-01T00:00:00.000Z",
+                completed_at="2026-01-01T00:00:00.000Z",
+            ),
+        )
+        with pytest.raises(AgentToolError, match="finite"):
+            tool.tool_result("call-1", outcome)

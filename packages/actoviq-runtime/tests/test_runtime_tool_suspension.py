@@ -200,6 +200,7 @@ async def test_hosts_emit_events_into_a_live_run_only() -> None:
     emitted: list[bool] = []
 
     async def report(ctx: ToolExecutionContext, _input: Any) -> str:
+        assert runtime.is_run_active(ctx.run_id)
         emitted.append(await runtime.emit_run_event(ctx.run_id, "host.note", {"n": 1}))
         return "ok"
 
@@ -211,6 +212,7 @@ async def test_hosts_emit_events_into_a_live_run_only() -> None:
         async with runtime.stream(make_agent(tools=("report",)), "go", run_id="r1") as handle:
             streamed = [event async for event in handle]
         assert emitted == [True]
+        assert not runtime.is_run_active("r1")
         assert not await runtime.emit_run_event("r1", "host.note", {"n": 2})
         with pytest.raises(RunError) as reserved:
             await runtime.emit_run_event("r1", "run.completed", {})

@@ -33,7 +33,7 @@ from actoviq.orchestration.budget import (
     SubBudgetLedger,
 )
 from actoviq.orchestration.child_runner import ChildRunner, EventCallback, child_session_id
-from actoviq.orchestration.concurrency import DEFAULT_CAPACITY, ConcurrencyController
+from actoviq.orchestration.concurrency import DEFAULT_CAPACITY, ConcurrencyController, Permit
 from actoviq.orchestration.conversation import ConversationOwner, ConversationState
 from actoviq.orchestration.errors import (
     AgentToolError,
@@ -146,6 +146,7 @@ __all__ = [
     "OrchestrationDeadlineExceededError",
     "OrchestrationError",
     "OrchestrationScope",
+    "Permit",
     "PersistedScope",
     "PresetError",
     "RouteContext",

@@ -26,8 +26,10 @@ import attrs
 from actoviq.core import (
     AgentSpec,
     Interruption,
+    ItemValidationError,
     JsonObject,
     JsonValue,
+    JsonValueError,
     ToolResultItem,
     find_json_violation,
 )
@@ -191,24 +193,22 @@ class AgentTool:
             return None
         if outcome.status == "completed":
             assert outcome.result is not None
-            output = outcome.result.output
-            if find_json_violation(output) is not None:
+            payload: JsonObject = {
+                "childRunId": outcome.child_run_id,
+                "agentId": outcome.result.agent_id,
+                "status": outcome.result.status,
+                "output": outcome.result.output,
+                "usage": _usage_json(outcome),
+            }
+            try:  # the item checks its output is strict JSON (one walk)
+                return ToolResultItem(
+                    call_id=call_id, name=self.name, status="success", output=payload
+                )
+            except (ItemValidationError, JsonValueError) as error:
                 raise AgentToolError(
                     f'Agent tool "{self.name}" output must be finite, acyclic JSON.',
                     details={"childRunId": outcome.child_run_id},
-                )
-            return ToolResultItem(
-                call_id=call_id,
-                name=self.name,
-                status="success",
-                output={
-                    "childRunId": outcome.child_run_id,
-                    "agentId": outcome.result.agent_id,
-                    "status": outcome.result.status,
-                    "output": output,
-                    "usage": _usage_json(outcome),
-                },
-            )
+                ) from error
         error = outcome.error
         return ToolResultItem(
             call_id=call_id,

@@ -515,7 +515,9 @@ class ChildRunner:
         attempt: int,
         mode: SessionMode,
     ) -> None:
-        if scope.parent_run_id is None:
+        if scope.parent_run_id is None or not self.events.routes(
+            scope.parent_run_id, scope.lineage[:-1]
+        ):
             return
         await self.events.emit(
             scope.parent_run_id,
@@ -535,7 +537,9 @@ class ChildRunner:
         self, outcome: ChildRunOutcome, agent: AgentSpec[Any, Any]
     ) -> ChildRunOutcome:
         scope = outcome.scope
-        if scope.parent_run_id is None:
+        if scope.parent_run_id is None or not self.events.routes(
+            scope.parent_run_id, scope.lineage[:-1]
+        ):
             return outcome
         data: JsonObject = {
             "childRunId": scope.run_id,

@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager, suppress
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import suppress
 from typing import Final, TypeVar
 
 from actoviq.core import AbortError, AbortSignal
 from actoviq.orchestration.errors import OrchestrationConfigError
 
-__all__ = ["DEFAULT_CAPACITY", "ConcurrencyController"]
+__all__ = ["DEFAULT_CAPACITY", "ConcurrencyController", "Permit"]
 
 DEFAULT_CAPACITY: Final = 8
 _MAX_SAFE: Final = 2**53 - 1
@@ -64,6 +64,36 @@ class _Waiter:
         self.lender = lender
         self.live = True  # counted in ConcurrencyController.pending until settled
         self.future: asyncio.Future[_Lease] = asyncio.get_running_loop().create_future()
+
+
+class Permit:
+    """``async with controller.permit(run_id, ancestors):`` (released on exit, even on error)."""
+
+    __slots__ = ("_ancestors", "_controller", "_lease", "_run_id", "_signal")
+
+    def __init__(
+        self,
+        controller: ConcurrencyController,
+        run_id: str,
+        ancestors: Sequence[str],
+        signal: AbortSignal | None,
+    ) -> None:
+        self._controller = controller
+        self._run_id = run_id
+        self._ancestors = ancestors
+        self._signal = signal
+        self._lease: _Lease | None = None
+
+    async def __aenter__(self) -> None:
+        self._lease = await self._controller._acquire(  # pyright: ignore[reportPrivateUsage]
+            self._run_id, self._ancestors, self._signal
+        )
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        lease = self._lease
+        if lease is not None:
+            self._lease = None
+            self._controller._release(lease)  # pyright: ignore[reportPrivateUsage]
 
 
 class ConcurrencyController:
@@ -127,15 +157,14 @@ class ConcurrencyController:
                 return lease
         return None
 
-    @asynccontextmanager
-    async def permit(
+    def permit(
         self,
         run_id: str,
         ancestors: Sequence[str] = (),
         *,
         signal: AbortSignal | None = None,
-    ) -> AsyncGenerator[None]:
-        """Hold a permit (or an ancestor's loan) for the block.
+    ) -> Permit:
+        """Hold a permit (or an ancestor's loan) for an ``async with`` block.
 
         Args:
             run_id: the run that holds it (its descendants may borrow it).
@@ -146,11 +175,7 @@ class ConcurrencyController:
             OrchestrationConfigError: ``run_id`` already holds a permit.
             BaseException: the signal's reason (or ``AbortError``) when it aborts first.
         """
-        lease = await self._acquire(run_id, ancestors, signal)
-        try:
-            yield
-        finally:
-            self._release(lease)
+        return Permit(self, run_id, ancestors, signal)
 
     async def run(
         self,

@@ -68,6 +68,15 @@ class ScopeEvents:
         """Stop routing ``run_id`` to its emitter."""
         self._roots.pop(run_id, None)
 
+    def routes(self, run_id: str, ancestors: Sequence[str] = ()) -> bool:
+        """Whether an event of ``run_id`` (or its nearest live ancestor) has somewhere to go."""
+        runtime = self._runtime
+        roots = self._roots
+        for candidate in (run_id, *ancestors):
+            if candidate in roots or runtime.is_run_active(candidate):
+                return True
+        return False
+
     async def emit(
         self, run_id: str, type: str, data: JsonObject, *, ancestors: Sequence[str] = ()
     ) -> bool:

@@ -521,6 +521,11 @@ class AgentRuntime:
         """
         return await prepare_handoff(self, request)
 
+    def is_run_active(self, run_id: str) -> bool:
+        """True while ``run_id`` is executing on this runtime (``emit_run_event`` would emit)."""
+        execution = self._active.get(run_id)
+        return execution is not None and not execution.terminal
+
     async def emit_run_event(self, run_id: str, type: str, data: JsonValue = None) -> bool:
         """Emit a host event into an executing run: its sequence, sinks and stream.
 
