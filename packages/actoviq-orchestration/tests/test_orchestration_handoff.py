@@ -336,3 +336,34 @@ async def test_an_interrupted_target_resumes_through_the_loop() -> None:
     assert done.status == "completed" and done.output == "Refund sent."
     assert done.owner == first.owner
     assert _texts(done.conversation.items)[-1] == "assistant:Refund sent."
+
+
+async def test_an_async_input_filter_and_a_filter_returning_non_items() -> None:
+    async def last_only(items: Sequence[CanonicalItem], ctx: HandoffFilterContext) -> Any:
+        return list(items[-1:])
+
+    def broken(items: Sequence[CanonicalItem], ctx: HandoffFilterContext) -> Any:
+        return ["not an item"]
+
+    provider = script("specialist", ["ok"])
+    conversation = ConversationState(
+        owner=OWNER,
+        items=(TextItem(role="user", text="old"), TextItem(role="user", text="new")),
+    )
+    async with runtime_for(provider) as runtime:
+        runner = ChildRunner(runtime)
+        result = await execute_handoff(
+            runner,
+            HandoffSpec(id="h", target=agent("specialist"), input_filter=last_only),
+            parent=runner.create_root(),
+            conversation=conversation,
+        )
+        assert _texts(result.filtered_input) == ["user:new"]
+        with pytest.raises(HandoffError, match="canonical items"):
+            await execute_handoff(
+                runner,
+                HandoffSpec(id="h", target=agent("specialist"), input_filter=broken),
+                parent=runner.create_root(),
+                conversation=conversation,
+            )
+    assert len(provider.calls) == 1
