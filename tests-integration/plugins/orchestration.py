@@ -3,19 +3,29 @@
 An agent tool whose child waits for an approval suspends the manager's call; the child's run state
 (its transcript: canonical items) travels inside the manager's interruption metadata, is
 persisted with the manager's run state, and is read back when the manager resumes. The check runs
-that path with the real ``AgentTool`` code and the runtime's state (de)serialisation, through
-strict JSON text; the persisted scope record rides along and must round-trip too.
+that path with the real ``AgentTool`` code, the runtime's state (de)serialisation and the runtime's
+SQLite checkpoint store (a file, reopened); the persisted scope record rides along and must
+round-trip through strict JSON text too.
 """
 
 from __future__ import annotations
 
-import json
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, cast
 
 from harness import register_persistence
 
-from actoviq.core import AgentSpec, CanonicalItem, Interruption, RunResult, Usage
+from actoviq.core import (
+    AgentSpec,
+    CanonicalItem,
+    Interruption,
+    RunResult,
+    Usage,
+    dumps_compact,
+    loads_strict,
+)
 from actoviq.events import SequentialIdFactory, create_root_trace_context
 from actoviq.orchestration import (
     AgentTool,
@@ -27,6 +37,7 @@ from actoviq.orchestration import (
 )
 from actoviq.providers import ModelRegistry
 from actoviq.runtime import AgentRuntime, SerializedRunState
+from actoviq.storage.sqlite import SqliteStorage
 
 
 def _state(run_id: str, items: Sequence[CanonicalItem], **extra: Any) -> SerializedRunState:
@@ -52,8 +63,8 @@ async def _suspended_child_roundtrip(items: Sequence[CanonicalItem]) -> Sequence
         runner = ChildRunner(runtime, RunTree(ids=SequentialIdFactory()))
         root = runner.create_root(run_id="gate-root")
         child = runner.tree.derive_child(root, "gate-child")
-        scope_record = json.dumps((await persist_scope(child)).to_json(), allow_nan=False)
-        assert PersistedScope.from_json(json.loads(scope_record)).to_json() == json.loads(
+        scope_record = dumps_compact((await persist_scope(child)).to_json())
+        assert PersistedScope.from_json(loads_strict(scope_record)).to_json() == loads_strict(
             scope_record
         )
         child_state = _state("gate-child", items).to_json()
@@ -78,8 +89,15 @@ async def _suspended_child_roundtrip(items: Sequence[CanonicalItem]) -> Sequence
         tool = AgentTool(AgentSpec(id="gate-agent", name="Gate", instructions="x"), runner)
         nested = tool._suspended(outcome)  # pyright: ignore[reportPrivateUsage]
         manager = _state("gate-root", items[:1], interruptions=tuple(nested))
-        text = json.dumps(manager.to_json(), allow_nan=False)
-    restored = SerializedRunState.from_json(json.loads(text))
+    # The manager's run state goes through the runtime's real checkpoint store (a SQLite file,
+    # reopened) exactly as ``AgentRuntime(checkpoints=...)`` saves and resumes it.
+    with tempfile.TemporaryDirectory() as folder:
+        async with await SqliteStorage.open(Path(folder) / "gate.db") as storage:
+            await storage.runtime_checkpoints().save(manager.to_json())
+        async with await SqliteStorage.open(Path(folder) / "gate.db") as storage:
+            loaded = await storage.runtime_checkpoints().load("gate-root")
+    assert loaded is not None
+    restored = SerializedRunState.from_json(loaded)
     carried = cast(dict[str, Any], (restored.interruptions[0].metadata or {})["childState"])
     return SerializedRunState.from_json(carried).transcript
 
