@@ -22,6 +22,7 @@ from actoviq.runtime import (
 )
 from actoviq.storage.sqlite import (
     JsonV1Migrator,
+    MigrationProgress,
     MigrationSourceError,
     SqliteRuntimeSessionAdapter,
     SqliteStorage,
@@ -333,3 +334,37 @@ def test_cli_dry_run_migrate_verify_rollback(
     problems = report["problems"]
     assert isinstance(problems, list)
     assert len(cast(list[object], problems)) == 5
+
+
+async def test_progress_reports_every_file_chunk_and_ledger_entry(
+    storage: SqliteStorage, tmp_path: Path
+) -> None:
+    source = _copy("good", tmp_path)
+    files = sorted((source / "sessions").glob("*.json"))
+    total_bytes = sum(p.stat().st_size for p in files)
+    seen: list[MigrationProgress] = []
+    migrator = JsonV1Migrator(storage, chunk_size=1, progress=seen.append)
+
+    report = await migrator.migrate(
+        tenant_id=T, source_directory=source, backup_directory=tmp_path / "bk"
+    )
+    scans = [p for p in seen if p.phase == "scan"]
+    cutovers = [p for p in seen if p.phase == "cutover"]
+    assert [p.files_done for p in scans] == list(range(1, len(files) + 1))
+    assert {p.files_total for p in scans} == {len(files)}
+    assert scans[-1].bytes_done == scans[-1].bytes_total == total_bytes
+    assert scans[-1].items_done == report.total_items
+    # chunk_size=1: one report per committed session, counts never go back
+    assert [p.files_done for p in cutovers] == list(range(1, report.migrated_sessions + 1))
+    assert cutovers[-1].items_done == sum(
+        f.item_count for f in report.files if f.status == "migrated"
+    )
+    assert all(a.bytes_done <= b.bytes_done for a, b in zip(cutovers, cutovers[1:], strict=False))
+
+    seen.clear()
+    checked = await migrator.verify(tenant_id=T, source_directory=source)
+    assert checked.ok
+    verifies = [p for p in seen if p.phase == "verify"]
+    assert [p.files_done for p in verifies] == list(range(len(files) + 1))
+    assert verifies[-1].items_done == checked.items_checked
+    assert verifies[-1].bytes_done == total_bytes

@@ -20,6 +20,7 @@ from actoviq.storage.sqlite.legacy import (
 from actoviq.storage.sqlite.migration import (
     JsonV1Migrator,
     MigrationFileReport,
+    MigrationProgress,
     MigrationReport,
     RollbackReport,
     VerifyReport,
@@ -30,6 +31,7 @@ __all__ = [
     "JsonV1Migrator",
     "LegacySessionFile",
     "MigrationFileReport",
+    "MigrationProgress",
     "MigrationReport",
     "MigrationSourceError",
     "RollbackReport",

@@ -182,3 +182,33 @@ async def rollback_ledger(
         for statement in resume_append_only_triggers(db.dialect):
             await conn.execute(text(statement))
     return ids
+
+
+async def delete_session(db: Database, tenant_id: str, session_id: str) -> bool:
+    """Delete one session with its journal and snapshots in one maintenance transaction.
+
+    Returns False when the session does not exist. The append-only triggers are suspended for
+    this transaction only (as for a rollback); migration ledger rows are kept, so ``verify``
+    reports a deleted migrated session as missing.
+    """
+    async with db.write() as conn:
+        found = (
+            await conn.execute(
+                select(sessions.c.session_id)
+                .where(sessions.c.tenant_id == tenant_id)
+                .where(sessions.c.session_id == session_id)
+            )
+        ).first()
+        if found is None:
+            return False
+        for statement in suspend_append_only_triggers(db.dialect):
+            await conn.execute(text(statement))
+        for table in (session_turns, session_snapshots, sessions):
+            await conn.execute(
+                delete(table)
+                .where(table.c.tenant_id == tenant_id)
+                .where(table.c.session_id == session_id)
+            )
+        for statement in resume_append_only_triggers(db.dialect):
+            await conn.execute(text(statement))
+    return True

@@ -14,7 +14,7 @@ import json
 import shutil
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -31,12 +31,34 @@ from actoviq.storage.sqlite.storage import SqliteStorage
 __all__ = [
     "JsonV1Migrator",
     "MigrationFileReport",
+    "MigrationProgress",
     "MigrationReport",
     "RollbackReport",
     "VerifyReport",
 ]
 
 FileStatus = Literal["planned", "migrated", "skipped", "invalid"]
+MigrationPhase = Literal["scan", "cutover", "verify"]
+
+
+@attrs.frozen(kw_only=True)
+class MigrationProgress:
+    """Where a migration is, for progress bars (``JsonV1Migrator(progress=...)``).
+
+    ``scan`` reads and converts every source file (also in a dry run), ``cutover`` writes the
+    pending sessions chunk by chunk, ``verify`` re-checks each ledger entry. Counts are totals
+    so far within the phase; ``bytes_*`` are source file sizes.
+    """
+
+    phase: MigrationPhase
+    files_done: int
+    files_total: int
+    items_done: int
+    bytes_done: int
+    bytes_total: int
+
+
+ProgressCallback = Callable[[MigrationProgress], None]
 
 
 @attrs.frozen(kw_only=True)
@@ -175,6 +197,13 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def _resolve_source(source_directory: str | Path) -> Path:
     root = Path(source_directory)
     if not root.is_dir():
@@ -199,13 +228,41 @@ class JsonV1Migrator:
     Args:
         storage: the open target storage (not owned: the caller closes it).
         chunk_size: sessions per cutover transaction; each chunk commits its own ledger rows.
+        progress: called (on the event loop, it must not block) after each file scanned, each
+            chunk committed and each ledger entry verified.
     """
 
-    def __init__(self, storage: SqliteStorage, *, chunk_size: int = 100) -> None:
+    def __init__(
+        self,
+        storage: SqliteStorage,
+        *,
+        chunk_size: int = 100,
+        progress: ProgressCallback | None = None,
+    ) -> None:
         if chunk_size <= 0:
             raise StorageDataError("chunk_size must be a positive integer")
         self._storage = storage
         self._chunk_size = chunk_size
+        self._progress = progress
+
+    def _report(
+        self,
+        phase: MigrationPhase,
+        files: tuple[int, int],
+        items: int,
+        sizes: tuple[int, int],
+    ) -> None:
+        if self._progress is not None:
+            self._progress(
+                MigrationProgress(
+                    phase=phase,
+                    files_done=files[0],
+                    files_total=files[1],
+                    items_done=items,
+                    bytes_done=sizes[0],
+                    bytes_total=sizes[1],
+                )
+            )
 
     async def _ledger(self, tenant_id: str, source_id: str) -> dict[str, tuple[str, str, int]]:
         from actoviq.storage.sqlite import _maintenance
@@ -219,57 +276,65 @@ class JsonV1Migrator:
         reports: list[MigrationFileReport] = []
         pending: list[LegacySessionFile] = []
         owners: dict[str, str] = {}
-        for path in _session_files(root):
-            key = path.relative_to(root).as_posix()
-            try:
-                plan = await asyncio.to_thread(read_legacy_session_file, path, root)
-            except StorageDataError as error:
-                reports.append(
-                    MigrationFileReport(
-                        source_file=str(path),
-                        source_key=key,
-                        session_id=None,
-                        item_count=0,
-                        status="invalid",
-                        reason=error.message,
-                    )
-                )
-                continue
-            base = MigrationFileReport(
+        paths = _session_files(root)
+        sizes = [_size(path) for path in paths]
+        total_bytes, done_bytes, done_items = sum(sizes), 0, 0
+        for index, path in enumerate(paths):
+            report, plan = await self._plan_file(path, root, ledger, owners)
+            reports.append(report)
+            if plan is not None:
+                pending.append(plan)
+            done_bytes += sizes[index]
+            done_items += report.item_count
+            self._report("scan", (index + 1, len(paths)), done_items, (done_bytes, total_bytes))
+        return reports, pending
+
+    @staticmethod
+    async def _plan_file(
+        path: Path, root: Path, ledger: dict[str, tuple[str, str, int]], owners: dict[str, str]
+    ) -> tuple[MigrationFileReport, LegacySessionFile | None]:
+        key = path.relative_to(root).as_posix()
+        try:
+            plan = await asyncio.to_thread(read_legacy_session_file, path, root)
+        except StorageDataError as error:
+            invalid = MigrationFileReport(
                 source_file=str(path),
                 source_key=key,
-                session_id=plan.session_id,
-                item_count=len(plan.items),
-                status="planned",
-                content_hash=plan.content_hash,
-                warnings=plan.warnings,
+                session_id=None,
+                item_count=0,
+                status="invalid",
+                reason=error.message,
             )
-            if plan.session_id in owners:
-                reports.append(
-                    attrs.evolve(
-                        base,
-                        status="invalid",
-                        reason="JSON v1 source contains duplicate session ids: "
-                        f"{plan.session_id} ({owners[plan.session_id]}, {key})",
-                    )
-                )
-                continue
-            owners[plan.session_id] = key
-            seen = ledger.get(key)
-            if seen is None:
-                reports.append(base)
-                pending.append(plan)
-            elif seen[:2] == (plan.content_hash, plan.session_id):
-                reports.append(attrs.evolve(base, status="skipped"))
-            else:
-                reports.append(
-                    attrs.evolve(
-                        base,
-                        status="invalid",
-                        reason=f"Previously migrated JSON v1 source changed: {path.name}",
-                    )
-                )
-        return reports, pending
+            return invalid, None
+        base = MigrationFileReport(
+            source_file=str(path),
+            source_key=key,
+            session_id=plan.session_id,
+            item_count=len(plan.items),
+            status="planned",
+            content_hash=plan.content_hash,
+            warnings=plan.warnings,
+        )
+        if plan.session_id in owners:
+            duplicate = attrs.evolve(
+                base,
+                status="invalid",
+                reason="JSON v1 source contains duplicate session ids: "
+                f"{plan.session_id} ({owners[plan.session_id]}, {key})",
+            )
+            return duplicate, None
+        owners[plan.session_id] = key
+        seen = ledger.get(key)
+        if seen is None:
+            return base, plan
+        if seen[:2] == (plan.content_hash, plan.session_id):
+            return attrs.evolve(base, status="skipped"), None
+        changed = attrs.evolve(
+            base,
+            status="invalid",
+            reason=f"Previously migrated JSON v1 source changed: {path.name}",
+        )
+        return changed, None
 
     async def migrate(
         self,
@@ -329,6 +394,8 @@ class JsonV1Migrator:
 
         chunks = 0
         migrated: set[str] = set()
+        sizes = {f.source_key: _size(Path(f.source_file)) for f in files if f.status == "planned"}
+        total_bytes, done_bytes, done_items = sum(sizes.values()), 0, 0
         for start in range(0, len(pending), self._chunk_size):
             chunk = pending[start : start + self._chunk_size]
             migrated.update(
@@ -337,6 +404,14 @@ class JsonV1Migrator:
                 )
             )
             chunks += 1
+            done_items += sum(len(plan.items) for plan in chunk)
+            done_bytes += sum(sizes.get(plan.source_key, 0) for plan in chunk)
+            self._report(
+                "cutover",
+                (min(start + len(chunk), len(pending)), len(pending)),
+                done_items,
+                (done_bytes, total_bytes),
+            )
         final = tuple(
             attrs.evolve(f, status="migrated") if f.source_key in migrated else f for f in files
         )
@@ -393,7 +468,12 @@ class JsonV1Migrator:
         problems.extend(
             (k, "source file is not in the ledger") for k in sorted(on_disk - set(ledger))
         )
-        for key, (content_hash, session_id, count) in sorted(ledger.items()):
+        entries = sorted(ledger.items())
+        sizes = [_size(root / key) for key, _ in entries]
+        done_bytes, total_bytes = 0, sum(sizes)
+        for index, (key, (content_hash, session_id, count)) in enumerate(entries):
+            self._report("verify", (index, len(entries)), items_checked, (done_bytes, total_bytes))
+            done_bytes += sizes[index]
             path = root / key
             if not path.is_file():
                 problems.append((key, "source file is missing"))
@@ -425,6 +505,9 @@ class JsonV1Migrator:
                 )
                 problems.append((key, f"re-conversion differs from the journal at item {diff}"))
             items_checked += len(stored)
+        self._report(
+            "verify", (len(entries), len(entries)), items_checked, (total_bytes, total_bytes)
+        )
         return VerifyReport(
             tenant_id=tenant_id,
             source_id=source,

@@ -127,6 +127,22 @@ class SqliteStorage:
         """``"sqlite"`` or ``"postgresql"``."""
         return self._database.dialect
 
+    async def delete_session(self, *, tenant_id: str, session_id: str) -> bool:
+        """Delete a session, its journal and its snapshots (one transaction); False if absent.
+
+        The journal is append-only for every other writer; this is the one maintenance path that
+        removes a session (``actoviq sessions delete``). Checkpoints of its runs are kept.
+
+        Raises:
+            StorageDataError: an empty tenant or session id.
+        """
+        from actoviq.runtime.stores.validation import require_key
+        from actoviq.storage.sqlite import _maintenance
+
+        require_key(tenant_id, "tenantId")
+        require_key(session_id, "sessionId")
+        return await _maintenance.delete_session(self._database, tenant_id, session_id)
+
     @property
     def database(self) -> Database:
         """The engine wrapper (used by the JSON v1 migrator; not a stable API)."""
