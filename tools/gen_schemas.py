@@ -22,6 +22,7 @@ SCHEMAS = [
         "surface_semantic_event_json_schema",
         "surface-semantic-event.schema.json",
     ),
+    ("actoviq.cli.schema", "cli_output_json_schema", "cli-output.schema.json"),
 ]
 
 

@@ -1,0 +1,64 @@
+"""Promises checked from outside: real ``actoviq`` processes on one SQLite file."""
+
+from __future__ import annotations
+
+import subprocess
+
+from cli_testkit import Project, validated
+
+
+def _run(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        project.command(*args),
+        cwd=project.root,
+        env=project.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_two_processes_resuming_one_paused_run_pay_exactly_once(project: Project) -> None:
+    paused = _run(project, "run", "payer", "please pay INV-42", "--interrupt")
+    assert paused.returncode == 3, paused.stderr
+    run_id = paused.stdout.strip().splitlines()[-1]
+
+    # The approval is delivered twice, to two processes started together.
+    racers = [
+        subprocess.Popen(
+            project.command("--json", "resume", run_id, "--approve", "call_pay"),
+            cwd=project.root,
+            env=project.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outcomes = [racer.communicate(timeout=120) for racer in racers]
+    codes = sorted(racer.returncode for racer in racers)
+    assert codes == [0, 5], outcomes
+    loser = next(out for out, racer in zip(outcomes, racers, strict=True) if racer.returncode == 5)
+    error = validated(loser[0].strip().splitlines()[-1])
+    assert error["error"]["code"] == "RUN_STATE_STALE" and error["exitCode"] == 5
+
+    late = _run(project, "resume", run_id, "--approve", "call_pay")
+    assert late.returncode == 5 and "error[RUN_STATE_STALE]" in late.stderr
+    assert project.ledger() == ["pay INV-42 1250"]
+
+
+def test_console_script_help_and_python_m_agree(project: Project) -> None:
+    via_module = _run(project, "--help")
+    assert via_module.returncode == 0
+    assert "Exit codes: 0 ok" in via_module.stdout
+    for command in ("run", "resume", "chat", "sessions", "migrate", "inspect", "serve", "mcp"):
+        assert command in via_module.stdout
+
+
+def test_interrupted_run_in_a_pipe_prints_only_the_run_id_last(project: Project) -> None:
+    paused = _run(project, "run", "payer", "pay", "--interrupt")
+    lines = paused.stdout.strip().splitlines()
+    assert paused.returncode == 3
+    assert len(lines[-1]) == 36 and lines[-1].count("-") == 4  # a UUID, alone on the line
+    assert "is waiting for a decision" in paused.stderr
