@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import shutil
 import subprocess
@@ -359,7 +360,7 @@ async def test_progress_reports_every_file_chunk_and_ledger_entry(
     assert cutovers[-1].items_done == sum(
         f.item_count for f in report.files if f.status == "migrated"
     )
-    assert all(a.bytes_done <= b.bytes_done for a, b in zip(cutovers, cutovers[1:], strict=False))
+    assert all(a.bytes_done <= b.bytes_done for a, b in itertools.pairwise(cutovers))
 
     seen.clear()
     checked = await migrator.verify(tenant_id=T, source_directory=source)
