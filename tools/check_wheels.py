@@ -44,6 +44,7 @@ EXTRAS: dict[str, dict[str, str]] = {
         "openai": "actoviq.providers.openai",
         "anthropic": "actoviq.providers.anthropic",
     },
+    "actoviq-cli": {"web": "actoviq.cli.web.app", "mcp": "actoviq.mcp"},
 }
 # distribution -> the exact set of distributions allowed in its closure (besides itself)
 CLOSURES: dict[str, set[str]] = {
@@ -74,6 +75,7 @@ NOT_IN_CLOSURE: dict[str, set[str]] = {
     "actoviq-surfaces": {"openai", "anthropic", "sqlalchemy", "opentelemetry-sdk"},
     # the provider SDKs come with the [openai] / [anthropic] extras only
     "actoviq-compat": {"openai", "anthropic", "httpx2", "opentelemetry-sdk"},
+    "actoviq-cli": {"starlette", "uvicorn", "sse-starlette", "mcp", "openai", "anthropic"},
 }
 # modules that must not be imported by `import <module>`
 IMPORT_FORBIDDEN: dict[str, tuple[str, ...]] = {
@@ -85,6 +87,21 @@ IMPORT_FORBIDDEN: dict[str, tuple[str, ...]] = {
     "actoviq.mcp": ("mcp", "uvicorn", "starlette", "httpx2", "pydantic"),
     # JSON v1 parsing comes from actoviq.storage.sqlite, whose import loads no SQLAlchemy
     "actoviq.compat": ("openai", "anthropic", "httpx2", "sqlalchemy", "aiosqlite"),
+    # the console script starts on Click alone; each command imports what it uses
+    "actoviq.cli": ("click", "rich", "actoviq.core", "actoviq.runtime", "sqlalchemy", "asyncio"),
+}
+# distribution -> commands run from the installed wheel's venv/bin: (argv, text stdout must hold)
+COMMANDS: dict[str, list[tuple[list[str], str]]] = {
+    "actoviq-cli": [
+        (["actoviq", "--help"], "Usage: actoviq"),
+        (["actoviq", "run", "assistant", "hello", "--model", "scripted:demo"], "You said: hello"),
+    ],
+}
+# (distribution, extra) -> Python code that must run in the installed venv
+EXTRA_PROBES: dict[tuple[str, str], str] = {
+    # the page is served from the wheel: its files must be in it
+    ("actoviq-cli", "web"): "from actoviq.cli.web.app import _asset\n"
+    "assert all(_asset(n) for n in ('index.html', 'app.js', 'app.css'))",
 }
 
 _PROBE = """
@@ -158,6 +175,19 @@ def check(wheel: Path, dist: Path, extra: str | None) -> list[str]:
         if probe.returncode:
             return [f"{label}: import {module} failed:\n{probe.stderr.strip()[-2000:]}"]
         problems: list[str] = []
+        extra_probe = EXTRA_PROBES.get((name, extra)) if extra else None
+        if extra_probe is not None:
+            ran = _run([python, "-I", "-c", extra_probe], env=env)
+            if ran.returncode:
+                problems.append(f"{label}: probe failed:\n{ran.stderr.strip()[-2000:]}")
+        if extra is None:
+            for argv, expected in COMMANDS.get(name, []):
+                ran = _run([str(venv / "bin" / argv[0]), *argv[1:]], env=env, cwd=tmp)
+                if ran.returncode or expected not in ran.stdout:
+                    problems.append(
+                        f"{label}: `{' '.join(argv)}` exited {ran.returncode}: "
+                        f"{(ran.stdout + ran.stderr).strip()[-2000:]}"
+                    )
         loaded = set(json.loads(probe.stdout))
         if extra is None:
             for forbidden in IMPORT_FORBIDDEN.get(module, ()):

@@ -32,8 +32,8 @@ _ENV_CLEARED = (
     "ACTOVIQ_SCRIPT",
 )
 SCHEMA = cli_output_json_schema()
-VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
-ITEM_VALIDATOR = jsonschema.Draft202012Validator(
+VALIDATOR: Any = jsonschema.Draft202012Validator(SCHEMA)
+ITEM_VALIDATOR: Any = jsonschema.Draft202012Validator(
     {"$ref": "urn:actoviq:schema:canonical-item", "$defs": SCHEMA["$defs"]}
 )
 

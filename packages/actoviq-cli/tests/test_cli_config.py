@@ -92,7 +92,7 @@ def test_references(tmp_path: Path) -> None:
     )
     (tmp_path / "refmod.py").write_text("class K:\n    value = 3\n", "utf-8")
     assert load_reference("refmod:K.value", "thing", roots=(tmp_path,)) == 3
-    with pytest.raises(CliReferenceError, match="has no attribute 'K.nope'"):
+    with pytest.raises(CliReferenceError, match=r"has no attribute 'K\.nope'"):
         load_reference("refmod:K.nope", "thing", roots=(tmp_path,))
     with pytest.raises(CliReferenceError, match="must look like"):
         load_reference("not a ref", "thing")
@@ -102,7 +102,7 @@ def test_references(tmp_path: Path) -> None:
 
 
 def _request(*items: object) -> ModelRequest:
-    return ModelRequest(model="scripted:m", input=items)  # type: ignore[arg-type]
+    return ModelRequest(model="scripted:m", input=items)
 
 
 def test_scripted_turns_follow_the_transcript_not_a_counter(tmp_path: Path) -> None:
@@ -191,7 +191,8 @@ def test_missing_sdk_extra_names_the_pip_line(
 def test_factory_provider_and_secrets_stay_out_of_messages(project: Project) -> None:
     (project.root / "myproviders.py").write_text(
         "from actoviq.providers.testing import ScriptedProvider\n"
-        "def make():\n    return ScriptedProvider(['from the factory'], id='mine', repeat_last=True)\n",
+        "def make():\n"
+        "    return ScriptedProvider(['from the factory'], id='mine', repeat_last=True)\n",
         "utf-8",
     )
     project.write_config("[providers.mine]\nfactory = 'myproviders:make'\n")

@@ -19,7 +19,7 @@ def test_inspect_models_lists_providers_and_why_not(
     project.write_config(
         '[providers.local]\nkind = "openai-chat"\nbase_url = "http://127.0.0.1:9/v1"\n'
     )
-    result, documents = project.json("inspect", "models")
+    _result, documents = project.json("inspect", "models")
     providers = {p["id"]: p for p in last(documents, "inspect.models")["providers"]}
     assert providers["scripted"]["available"] is True
     assert providers["openai-responses"] == {
@@ -41,7 +41,7 @@ def test_inspect_models_lists_providers_and_why_not(
 
 
 def test_inspect_one_model_capabilities(project: Project) -> None:
-    result, documents = project.json("inspect", "models", "scripted:demo")
+    _result, documents = project.json("inspect", "models", "scripted:demo")
     model = last(documents, "inspect.model")
     assert model["provider"] == "scripted"
     assert model["capabilities"]["tools"]["function"] is True
@@ -50,7 +50,7 @@ def test_inspect_one_model_capabilities(project: Project) -> None:
 
 
 def test_inspect_middleware_order_stages_priorities(project: Project) -> None:
-    result, documents = project.json("inspect", "middleware")
+    _result, documents = project.json("inspect", "middleware")
     runtime = last(documents, "inspect.middleware")
     assert runtime["registry"] == ["audit"]
     assert [(m["name"], m["stage"], m["priority"]) for m in runtime["middleware"]] == [
@@ -68,7 +68,7 @@ def test_inspect_middleware_order_stages_priorities(project: Project) -> None:
 
 
 def test_inspect_services_initialises_nothing(project: Project) -> None:
-    result, documents = project.json("inspect", "services")
+    _result, documents = project.json("inspect", "services")
     services = last(documents, "inspect.services")
     assert services["services"] == [
         {
@@ -83,7 +83,7 @@ def test_inspect_services_initialises_nothing(project: Project) -> None:
 
 
 def test_inspect_agent_digest_is_the_runtimes(project: Project) -> None:
-    result, documents = project.json("inspect", "agent", "payer")
+    _result, documents = project.json("inspect", "agent", "payer")
     agent = last(documents, "inspect.agent")
     settings = load_settings()
     resolved = resolve_agent(settings, "payer")

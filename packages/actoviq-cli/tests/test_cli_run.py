@@ -111,7 +111,7 @@ def test_run_approve_and_reject_flags_decide_without_asking(
 
 
 def test_interactive_prompt_y_n_always(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("actoviq.cli.cmd_run.interactive", lambda output: True)
+    monkeypatch.setattr("actoviq.cli.cmd_run.interactive", lambda output: True)  # pyright: ignore[reportUnknownLambdaType, reportUnknownArgumentType]
     answered = project.invoke("run", "payer", "please pay", input="always\n")
     assert answered.exit_code == 0, answered.output
     assert "Approve send_payment (call_pay)" in answered.stderr

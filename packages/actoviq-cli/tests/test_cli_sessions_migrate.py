@@ -29,7 +29,7 @@ def test_sessions_list_show_export_delete(project: Project, tmp_path: Path) -> N
     assert [s["sessionId"] for s in sessions] == ["s2", "s1"]  # newest first
     assert {s["sessionId"]: s["items"] for s in sessions} == {"s1": 6, "s2": 2}
 
-    shown, documents = project.json("sessions", "show", "s1")
+    _shown, documents = project.json("sessions", "show", "s1")
     transcript = last(documents, "session")["transcript"]
     assert [i["type"] for i in transcript] == [
         "text", "text", "text", "tool_call", "tool_result", "text",
@@ -43,13 +43,13 @@ def test_sessions_list_show_export_delete(project: Project, tmp_path: Path) -> N
     for line in lines:
         ITEM_VALIDATOR.validate(json.loads(line))
     target = tmp_path / "s1.jsonl"
-    written, documents = project.json("sessions", "export", "s1", "-o", str(target))
+    _written, documents = project.json("sessions", "export", "s1", "-o", str(target))
     assert last(documents, "session.saved")["items"] == 6
     assert target.read_text("utf-8").splitlines() == lines
 
     refused = project.invoke("sessions", "delete", "s1")  # nobody to ask: needs --yes
     assert refused.exit_code == 2 and "--yes" in refused.stderr
-    deleted, documents = project.json("sessions", "delete", "s1", "--yes")
+    _deleted, documents = project.json("sessions", "delete", "s1", "--yes")
     assert last(documents, "session.deleted")["sessionId"] == "s1"
     gone = project.invoke("sessions", "show", "s1")
     assert gone.exit_code == 4 and "error[CLI_NOT_FOUND]" in gone.stderr
@@ -75,7 +75,7 @@ def _legacy(root: Path, count: int, *, broken: bool = False) -> Path:
             {"role": "user", "content": f"question {n}"},
             {"role": "assistant", "content": [{"type": "text", "text": f"answer {n}"}]},
         ]
-        document = {
+        document: dict[str, Any] = {
             "version": 1,
             "revision": 1,
             "id": f"legacy-{n}",
@@ -117,7 +117,7 @@ def test_migrate_dry_run_cutover_verify_rollback(project: Project, tmp_path: Pat
     assert (tmp_path / "backup" / "sessions" / "legacy-0.json").exists()
 
     # The migrated sessions are ordinary sessions for every other command.
-    shown, documents = project.json("--db", db, "sessions", "show", "legacy-3")
+    _shown, documents = project.json("--db", db, "sessions", "show", "legacy-3")
     transcript = last(documents, "session")["transcript"]
     assert [i.get("text") for i in transcript] == ["question 3", "answer 3"]
 
@@ -131,7 +131,7 @@ def test_migrate_dry_run_cutover_verify_rollback(project: Project, tmp_path: Pat
     rerun = project.invoke("migrate", "json-v1", "--source", str(source), "--db", db)
     assert rerun.exit_code == 0 and "0 migrated, 5 skipped" in rerun.stdout
 
-    undone, documents = project.json(
+    _undone, documents = project.json(
         "migrate", "json-v1", "--source", str(source), "--db", db, "--rollback"
     )
     assert sorted(last(documents, "migration")["report"]["removedSessions"]) == [
