@@ -200,7 +200,7 @@ def test_the_page_streams_approves_and_keeps_history(
     browser.get(served.url)
     wait.until(lambda d: "token=" not in str(d.current_url))  # the token left the address bar
     prompt = wait.until(lambda d: d.find_element(By.ID, "prompt"))
-
+    wait.until(lambda d: d.find_element(By.ID, "send").is_enabled())  # the history is drawn
     prompt.send_keys("please pay INV-42", Keys.ENTER)
     approve = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, ".approval button.approve"))
     assert "send_payment (call_pay)" in browser.find_element(By.CSS_SELECTOR, ".approval").text

@@ -1,10 +1,10 @@
 """One command's resources: the storage (opened once, on first need) and runtimes over it.
 
 :class:`CliEnvironment` is an async context manager: it owns the ``SqliteStorage`` it opens and
-closes it last. Runtimes it builds use ``storage.sessions`` (through the ``sessions`` service,
-resolved only by runs with a session) and ``storage.checkpoints`` as a claiming checkpoint store
-(so ``resume`` is exactly-once across processes), optionally deferred (see
-:mod:`actoviq.cli.checkpoints`).
+closes it last. Runtimes it builds use ``storage.runtime_sessions()`` (through the ``sessions``
+service, resolved only by runs with a session) and ``storage.runtime_checkpoints()`` as
+``AgentRuntime(checkpoints=...)`` (claims make ``resume`` exactly-once across processes),
+optionally deferred (see :mod:`actoviq.cli.checkpoints`).
 """
 
 from __future__ import annotations
@@ -60,17 +60,12 @@ class CliEnvironment:
         return self._storage
 
     async def sessions(self) -> RuntimeSessionStore:
-        """The runtime's session store over ``storage.sessions``."""
-        from actoviq.storage.sqlite import SqliteRuntimeSessionAdapter
-
-        return SqliteRuntimeSessionAdapter((await self.storage()).sessions)
+        """The runtime's session store: ``storage.runtime_sessions()``."""
+        return (await self.storage()).runtime_sessions()
 
     async def checkpoints(self) -> ClaimingRunCheckpointStore:
-        """The claiming checkpoint store over ``storage.checkpoints``."""
-        from actoviq.storage.sqlite import SqliteRunCheckpointAdapter
-
-        storage = await self.storage()
-        return SqliteRunCheckpointAdapter(storage.checkpoints, tenant_id=self.tenant)
+        """The claiming checkpoint store: ``storage.runtime_checkpoints(tenant_id=...)``."""
+        return (await self.storage()).runtime_checkpoints(tenant_id=self.tenant)
 
     def runtime(self, setup: AgentSetup, *, defer_checkpoints: bool = False) -> AgentRuntime:
         """A runtime for ``setup``'s agent (closed with the environment).
@@ -81,6 +76,8 @@ class CliEnvironment:
                 worth keeping happens (start-up speed of ``actoviq run``).
         """
         checkpoints = DeferredCheckpointStore(self.checkpoints, defer=defer_checkpoints)
+        # The session store is a lazy service rather than ``sessions=``: ``sessions=`` takes an
+        # opened store, and a run without a session must not open the database to start.
         services = RuntimeServices(
             {
                 "sessions": ServiceDefinition(
@@ -94,7 +91,7 @@ class CliEnvironment:
             services=services,
             middleware=setup.middleware,
             middleware_registry=setup.middleware_registry,
-            checkpoint_store=checkpoints,
+            checkpoints=checkpoints,
             agents=[setup.agent.spec],
         )
         self._runtimes.append(runtime)

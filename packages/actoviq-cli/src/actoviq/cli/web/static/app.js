@@ -9,6 +9,7 @@ const transcriptBox = $("transcript");
 let session = decodeURIComponent(location.hash.slice(1)) || fallbackSession;
 let activeRun = null;
 let view = null;
+let streaming = false;
 
 function api(path, options = {}) {
   const headers = { Authorization: `Bearer ${token}` };
@@ -154,6 +155,7 @@ async function consume(response) {
 async function runStream(request) {
   view = newView();
   activeRun = null;
+  streaming = true;
   setStatus("answering…");
   $("send").disabled = true;
   $("stop").disabled = false;
@@ -162,6 +164,7 @@ async function runStream(request) {
   } catch (error) {
     el("div", "error", `connection: ${error}`);
   } finally {
+    streaming = false;
     activeRun = null;
     $("send").disabled = false;
     $("stop").disabled = true;
@@ -230,6 +233,7 @@ async function loadSessions() {
 }
 
 async function openSession(name) {
+  if (streaming) return; // switching would clear the transcript the running answer draws into
   session = name;
   location.hash = encodeURIComponent(name);
   $("current-session").textContent = `session ${name}`;
@@ -270,7 +274,10 @@ async function start() {
   });
   const info = await api("/api/info");
   if (info.ok) $("model").textContent = (await info.json()).model;
+  // Sending waits for the history: opening a session clears the transcript it draws into.
   await openSession(session);
+  $("send").disabled = false;
+  setStatus("idle");
 }
 
 start();
