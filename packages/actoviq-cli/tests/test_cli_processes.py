@@ -62,3 +62,21 @@ def test_interrupted_run_in_a_pipe_prints_only_the_run_id_last(project: Project)
     assert paused.returncode == 3
     assert len(lines[-1]) == 36 and lines[-1].count("-") == 4  # a UUID, alone on the line
     assert "is waiting for a decision" in paused.stderr
+
+
+def test_a_reader_closing_the_pipe_ends_the_command_quietly(project: Project) -> None:
+    process = subprocess.Popen(
+        project.command("--json", "run", "payer", "slow please"),
+        cwd=project.root,
+        env=project.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    validated(process.stdout.readline())  # like `| head -1`: one line, then the pipe closes
+    process.stdout.close()
+    errors = process.stderr.read()
+    process.stderr.close()
+    assert process.wait(timeout=120) == 141
+    assert "Traceback" not in errors and "error[" not in errors, errors

@@ -73,11 +73,30 @@ def _execute(
     output = Output(json_mode=invocation.json_mode, debug=invocation.debug)
     try:
         code = int(asyncio.run(work(invocation, output)))
+    except BrokenPipeError:
+        code = _pipe_closed()
     except KeyboardInterrupt as error:
         code = int(output.fail(error))
     except Exception as error:
         code = int(output.fail(error))
     ctx.exit(code)
+
+
+def _pipe_closed() -> int:
+    """The reader of stdout went away (``actoviq ... | head``): end quietly, as a shell would.
+
+    Python would report the pipe again when it flushes stdout at exit, so stdout is pointed at
+    the null device first. The status is 141 (128 + SIGPIPE), what a shell shows for the same.
+    """
+    import os
+
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):  # no real file descriptor (a test runner's buffer)
+        pass
+    return 141
 
 
 def _json_requested(args: Sequence[str]) -> bool:
@@ -131,7 +150,8 @@ def cli(config_file: str | None, db: str | None, json_flag: bool, debug_flag: bo
     Agents, tools and storage are configured in actoviq.toml.
 
     Exit codes: 0 ok, 1 failed, 2 usage or configuration, 3 the run waits for a decision
-    (actoviq resume RUN_ID), 4 not found, 5 refused (already done / conflict), 130 cancelled.
+    (actoviq resume RUN_ID), 4 not found, 5 refused (already done / conflict), 130 cancelled,
+    141 stdout closed early (a pipe such as `| head`).
     """
 
 
