@@ -197,6 +197,10 @@ class ChatLoop:
             await self._history()
         elif name == "help":
             self._say(_HELP, None)
+        elif self.output.json_mode:  # an error document; the chat goes on
+            from actoviq.cli.errors import CliUsageError
+
+            self.output.fail(CliUsageError(f"Unknown command /{name}. /help lists them."))
         else:
             self._say(f"Unknown command /{name}. /help lists them.", "yellow")
         return True

@@ -130,7 +130,9 @@ def _documents() -> dict[str, JsonObject]:
         "sessionDeleted": _doc("session.deleted", {"sessionId": _STRING}),
         "sessionReset": _doc("session.reset", {"sessionId": _STRING, "hidden": _INT}),
         "sessionHistory": _doc("session.history", {"sessionId": _STRING, "items": _array(_ITEM)}),
-        "usage": _doc("usage", {"sessionId": _STRING, "chat": usage_pair, "session": usage_pair}),
+        "usageReport": _doc(
+            "usage", {"sessionId": _STRING, "chat": usage_pair, "session": usage_pair}
+        ),
         "migration": _doc(
             "migration",
             {
