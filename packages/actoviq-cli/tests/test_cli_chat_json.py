@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from cli_testkit import ITEM_VALIDATOR, Project, last
 
@@ -60,7 +61,7 @@ def test_chat_commands_as_json_documents(project: Project) -> None:
 def test_every_document_of_the_schema_has_its_own_kind() -> None:
     from actoviq.cli import cli_output_json_schema
 
-    schema = cli_output_json_schema()
+    schema: Any = cli_output_json_schema()
     kinds: list[str] = []
     for choice in schema["oneOf"]:
         name = choice["$ref"].removeprefix("#/$defs/")
