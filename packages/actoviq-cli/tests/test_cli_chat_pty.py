@@ -102,3 +102,21 @@ def test_chat_approval_prompt_in_a_terminal(project: Project) -> None:
     finally:
         child.close()
     assert project.ledger() == ["pay INV-42 1250"]
+
+
+def test_ctrl_d_while_an_answer_streams_quits_after_it(project: Project) -> None:
+    # In cooked mode Ctrl-D would be an end of file the next prompt never recovers from.
+    child = _spawn(project, "eof")
+    try:
+        child.expect_exact(PROMPT)
+        child.sendline("slow please")
+        child.expect_exact("three")
+        child.sendcontrol("d")
+        child.expect_exact("sixteen")  # the answer finishes
+        child.expect(pexpect.EOF)  # then the typed-ahead Ctrl-D quits at the empty prompt
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    shown = project.invoke("--json", "sessions", "show", "eof")
+    transcript = json.loads(shown.stdout)["transcript"]
+    assert transcript[-1]["text"].endswith("sixteen")

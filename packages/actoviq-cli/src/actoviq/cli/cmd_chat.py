@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Generator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -66,6 +68,39 @@ class LineReader(Protocol):
         """An answer to a question (raises to leave a run paused)."""
         ...
 
+    def answering(self) -> AbstractContextManager[None]:
+        """Held while an answer streams (keys typed meanwhile wait for the next prompt)."""
+        ...
+
+
+@contextmanager
+def _type_ahead(fd: int) -> Generator[None]:
+    """Non-canonical, no-echo input on terminal ``fd`` for the block; signals stay on.
+
+    Between prompts the terminal is in cooked mode, where Ctrl-D is no key but an end of file:
+    the next ``read`` returns nothing and prompt_toolkit's next prompt never reads again (the
+    chat hangs). Without ``ICANON`` Ctrl-D stays a key that the next prompt reads (and quits
+    on, as it says); without ``ECHO`` keys typed ahead do not garble the streamed answer and
+    appear at that prompt. ``ISIG`` stays, so Ctrl-C still cancels the run.
+    """
+    import termios
+
+    try:
+        saved = termios.tcgetattr(fd)
+    except termios.error:
+        yield
+        return
+    changed = list(saved)
+    changed[3] = saved[3] & ~(termios.ICANON | termios.ECHO)
+    control = list(saved[6])
+    control[termios.VMIN], control[termios.VTIME] = 1, 0
+    changed[6] = control
+    termios.tcsetattr(fd, termios.TCSANOW, changed)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, saved)
+
 
 class _TerminalReader:
     """prompt_toolkit: line editing and a persistent history file."""
@@ -93,6 +128,9 @@ class _TerminalReader:
         except (KeyboardInterrupt, EOFError):
             raise _Stop from None
 
+    def answering(self) -> AbstractContextManager[None]:
+        return _type_ahead(sys.stdin.fileno())
+
 
 class _PipeReader:
     """Lines from a pipe or file (no editing; approvals are not asked)."""
@@ -103,6 +141,9 @@ class _PipeReader:
 
     async def ask(self, question: str) -> str:
         raise _Stop
+
+    def answering(self) -> AbstractContextManager[None]:
+        return nullcontext()
 
 
 class _ChatApprover(Approver):
@@ -170,7 +211,8 @@ class ChatLoop:
             metadata=self.agent.metadata(),
         )
         try:
-            result = await drive(self.bridge, stream, sink, self.approver)
+            with self.reader.answering():
+                result = await drive(self.bridge, stream, sink, self.approver)
         except Exception as error:  # the chat goes on; the session holds nothing of this run
             self.output.fail(error)
             return
