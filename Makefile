@@ -12,7 +12,7 @@ RUN := $(UV) run --frozen
 PYTEST := $(RUN) python -m pytest
 
 .PHONY: help ensure-uv setup lint format typecheck layers ranges unit integration examples \
-        build check-wheels pythons test bench bench-peers demo docs clean e2e-local
+        build check-wheels pythons test bench bench-peers demo docs clean e2e-local browser
 
 help:
 	@echo "make setup | demo | test | lint | typecheck | layers | unit | integration | build |"
@@ -70,7 +70,12 @@ check-wheels: build
 pythons: ensure-uv
 	$(RUN) python tools/other_pythons.py
 
-test: lint typecheck layers ranges unit integration examples check-wheels pythons
+# The browser the actoviq-cli page test drives (Debian chromium + chromium-driver through apt when
+# missing; says why and goes on when it cannot: that test then skips with the reason).
+browser:
+	@bash packages/actoviq-cli/ci/install-browser.sh
+
+test: browser lint typecheck layers ranges unit integration examples check-wheels pythons
 	@echo "make test: all checks passed"
 
 bench: setup
