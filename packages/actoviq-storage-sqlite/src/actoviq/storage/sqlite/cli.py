@@ -24,7 +24,10 @@ __all__ = ["build_parser", "main", "run"]
 def build_parser() -> argparse.ArgumentParser:
     """The argparse tree (the ``actoviq migrate`` command wraps it)."""
     parser = argparse.ArgumentParser(
-        prog="python -m actoviq.storage.sqlite", description="Actoviq storage maintenance."
+        prog="python -m actoviq.storage.sqlite",
+        description="Actoviq storage maintenance.",
+        epilog="The main command is `actoviq migrate json-v1` (actoviq-cli, with a progress bar); "
+        "this entry stays as an alias with the same migrator and reports.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
