@@ -1,16 +1,20 @@
-"""Runtime benchmarks W1-W5 (``python bench_runtime.py --out results.json``).
+"""Runtime benchmarks W1-W5 and W4y (``python bench_runtime.py --out results.json``).
 
 W1 one-turn text run x2000 (us/run); W2 three-turn loop with 2 read-only tool calls per tool turn
 x1000 (us/run); W3 1000 concurrent W2 runs in a fresh process (wall s, peak RSS MB); W4 one
-streamed run of 100,000 text deltas through RunHandle (deltas/s, peak RSS MB) plus the RSS growth
-from 100k to 1M deltas; W5 cold ``import actoviq.runtime`` (median of 5 fresh processes, ms).
+streamed run of 100,000 text deltas through RunHandle, the producer never yielding to the loop
+(deltas/s, peak RSS MB) plus the RSS growth from 100k to 1M deltas; W4y the same stream from a
+producer that awaits ``asyncio.sleep(0)`` after every delta, as a model read off the network does;
+W5 cold ``import actoviq.runtime`` (median of 5 fresh processes, ms). W6 (session turns on a
+SQLite file) lives in ``bench_sessions.py``.
 
-``--mode w1|w2|w3|w4|w4-1m`` runs one workload in this process and prints its JSON (used by
-``peers_runtime.py`` so every workload of every framework runs in a fresh process).
+``--mode w1|w2|w3|w4|w4-1m|w4y|w4y-1m`` runs one workload in this process and prints its JSON
+(used by ``peers_runtime.py`` so every workload of every framework runs in a fresh process).
 
-W4 uses :class:`DeltaProvider`, a generator-fed provider: ``ScriptedProvider`` builds every
-scripted stream event up front (a list of 1M ``TextDelta`` objects at 1M deltas), which would
-measure the script, not the runtime.
+Every workload uses :class:`BenchModel`, a provider written the way a user writes one: a
+:class:`~actoviq.providers.BaseModelProvider` subclass that builds its own ``ModelResponse`` (and,
+streaming, its own ``TextDelta`` events from a generator: O(1) memory per delta), never
+``ScriptedProvider`` or any internal shortcut.
 """
 
 from __future__ import annotations
@@ -26,13 +30,12 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, cast
 
-from actoviq.core import AgentSpec, TextItem, ToolCallItem, ToolResultItem, Usage
+from actoviq.core import AgentSpec, OutputItem, TextItem, ToolCallItem, ToolResultItem, Usage
 from actoviq.providers import (
     ALL_CAPABILITIES,
     BaseModelProvider,
     ModelCallContext,
     ModelRegistry,
-    ModelRequest,
     ModelResponse,
     ModelStreamEvent,
     PreparedCall,
@@ -40,7 +43,6 @@ from actoviq.providers import (
     StreamMapper,
     TextDelta,
 )
-from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
 from actoviq.runtime import AgentRuntime, ToolRegistry, tool
 
 
@@ -50,25 +52,10 @@ def weather(city: str) -> str:
     return f"sunny in {city}"
 
 
-_ROUNDS = tuple(
-    ScriptedTurn(
-        tool_calls=[
-            ToolCallItem(id=f"c{rounds + 1}", name="weather", input={"city": "Paris"}),
-            ToolCallItem(id=f"c{rounds + 2}", name="weather", input={"city": "Rome"}),
-        ]
-    )
-    for rounds in (0, 2)
-)
-
-
 def _agent(tools: tuple[str, ...] = ()) -> AgentSpec[Any, Any]:
-    return AgentSpec(id="bench", name="Bench", instructions="Be brief.", model="s:m", tools=tools)
-
-
-def _w2_answer(request: ModelRequest) -> ScriptedTurn | str:
-    """Two tool turns (two read-only calls each, fresh call ids), then text: answered by shape."""
-    rounds = sum(1 for item in request.input if isinstance(item, ToolResultItem))
-    return _ROUNDS[rounds // 2] if rounds < 4 else "done"
+    return AgentSpec(
+        id="bench", name="Bench", instructions="Be brief.", model="bench:m", tools=tools
+    )
 
 
 def _rss_mb() -> float:
@@ -76,6 +63,8 @@ def _rss_mb() -> float:
 
 
 class _PassThrough:
+    """The stream mapper of a provider whose source already yields ``ModelStreamEvent`` s."""
+
     def map(self, event: Any) -> Sequence[ModelStreamEvent]:
         return (event,)
 
@@ -83,23 +72,48 @@ class _PassThrough:
         raise RuntimeError("stream ended without a response")
 
 
-class DeltaProvider(BaseModelProvider):
-    """Streams ``count`` one-character text deltas from a generator (O(1) memory per delta)."""
+class BenchModel(BaseModelProvider):
+    """A fake model written as a user writes one (the public ``BaseModelProvider`` hooks).
 
-    def __init__(self, count: int, *, id: str = "s") -> None:
-        super().__init__(id=id, default_capabilities=ALL_CAPABILITIES)
-        self.count = count
+    ``generate`` answers by request shape: with ``tools``, two read-only tool calls per turn
+    until four tool results are in the transcript, then text; otherwise ``reply``. ``stream``
+    yields ``deltas`` one-character ``TextDelta`` s from a generator and, with ``yields``, awaits
+    ``asyncio.sleep(0)`` after each one (a model read off a socket hands the loop over between
+    chunks). It does nothing else with the transcript: mapping it is a real provider's cost.
+    """
+
+    def __init__(
+        self, *, tools: bool = False, deltas: int = 0, yields: bool = False, reply: str = "hello"
+    ) -> None:
+        super().__init__(id="bench", default_capabilities=ALL_CAPABILITIES)
+        self.tools = tools
+        self.deltas = deltas
+        self.yields = yields
+        self.reply = reply
+        self.calls = 0
+
+    def _output(self, prepared: PreparedCall) -> tuple[OutputItem, ...]:
+        if not self.tools:
+            return (TextItem(role="assistant", text=self.reply),)
+        rounds = sum(1 for item in prepared.request.input if type(item) is ToolResultItem)
+        if rounds >= 4:
+            return (TextItem(role="assistant", text="done"),)
+        return (
+            ToolCallItem(id=f"c{rounds + 1}", name="weather", input={"city": "Paris"}),
+            ToolCallItem(id=f"c{rounds + 2}", name="weather", input={"city": "Rome"}),
+        )
+
+    def _response(self, prepared: PreparedCall, output: tuple[OutputItem, ...]) -> ModelResponse:
+        self.calls += 1
+        return ModelResponse(
+            id=f"resp-{self.calls}",
+            model=prepared.model,
+            output=output,
+            usage=Usage(requests=1, input_tokens=10, output_tokens=len(output)),
+        )
 
     async def _generate(self, prepared: PreparedCall, context: ModelCallContext) -> ModelResponse:
-        return self._final(prepared)
-
-    def _final(self, prepared: PreparedCall) -> ModelResponse:
-        return ModelResponse(
-            id="delta",
-            model=prepared.model,
-            output=(TextItem(role="assistant", text="x" * self.count),),
-            usage=Usage(requests=1),
-        )
+        return self._response(prepared, self._output(prepared))
 
     def _stream_mapper(self, prepared: PreparedCall) -> StreamMapper:
         return _PassThrough()
@@ -110,40 +124,45 @@ class DeltaProvider(BaseModelProvider):
         return self._events(prepared)
 
     async def _events(self, prepared: PreparedCall) -> AsyncIterator[ModelStreamEvent]:
-        for _ in range(self.count):
-            yield TextDelta(delta="x", output_index=0)
-        yield ResponseCompleted(response=self._final(prepared))
+        if self.yields:
+            for _ in range(self.deltas):
+                yield TextDelta(delta="x", output_index=0)
+                await asyncio.sleep(0)
+        else:
+            for _ in range(self.deltas):
+                yield TextDelta(delta="x", output_index=0)
+        text = TextItem(role="assistant", text="x" * self.deltas)
+        yield ResponseCompleted(response=self._response(prepared, (text,)))
 
 
 async def _sequential(
-    runtime: AgentRuntime, provider: ScriptedProvider, agent: AgentSpec[Any, Any], n: int, out: str
+    runtime: AgentRuntime, agent: AgentSpec[Any, Any], n: int, out: str
 ) -> dict[str, float]:
     assert (await runtime.run(agent, "hi")).output == out  # warm-up
     cpu = time.process_time()
     started = time.perf_counter()
     for _ in range(n):
-        provider.calls.clear()
         await runtime.run(agent, "hi")
     wall = time.perf_counter() - started
     return {"us_per_run": wall / n * 1e6, "cpu_us_per_run": (time.process_time() - cpu) / n * 1e6}
 
 
 async def w1(n: int = 2000) -> dict[str, float]:
-    provider = ScriptedProvider(["hello"], id="s", repeat_last=True)
-    async with AgentRuntime(models=ModelRegistry([provider])) as runtime:
-        return await _sequential(runtime, provider, _agent(), n, "hello")
+    async with AgentRuntime(models=ModelRegistry([BenchModel()])) as runtime:
+        return await _sequential(runtime, _agent(), n, "hello")
 
 
 async def w2(n: int = 1000) -> dict[str, float]:
-    provider = ScriptedProvider([_w2_answer], id="s", repeat_last=True)
-    async with AgentRuntime(models=ModelRegistry([provider]), tools=ToolRegistry([weather])) as rt:
-        return await _sequential(rt, provider, _agent(("weather",)), n, "done")
+    models = ModelRegistry([BenchModel(tools=True)])
+    async with AgentRuntime(models=models, tools=ToolRegistry([weather])) as runtime:
+        return await _sequential(runtime, _agent(("weather",)), n, "done")
 
 
 async def w3(n: int = 1000) -> dict[str, float]:
-    provider = ScriptedProvider([_w2_answer], id="s", repeat_last=True)
     async with AgentRuntime(
-        models=ModelRegistry([provider]), tools=ToolRegistry([weather]), max_concurrent_runs=n
+        models=ModelRegistry([BenchModel(tools=True)]),
+        tools=ToolRegistry([weather]),
+        max_concurrent_runs=n,
     ) as runtime:
         agent = _agent(("weather",))
         cpu = time.process_time()
@@ -155,8 +174,9 @@ async def w3(n: int = 1000) -> dict[str, float]:
     return {"wall_s": wall, "cpu_s": cpu, "peak_rss_mb": _rss_mb()}
 
 
-async def w4(deltas: int) -> dict[str, float]:
-    async with AgentRuntime(models=ModelRegistry([DeltaProvider(deltas)])) as runtime:
+async def w4(deltas: int, *, yields: bool = False) -> dict[str, float]:
+    model = BenchModel(deltas=deltas, yields=yields)
+    async with AgentRuntime(models=ModelRegistry([model])) as runtime:
         count = 0
         text = 0
         cpu = time.process_time()
@@ -204,6 +224,14 @@ def w5() -> float:
     return statistics.median(samples[1:])  # the first run may compile bytecode
 
 
+_STREAMS = {
+    "w4": (100_000, False),
+    "w4-1m": (1_000_000, False),
+    "w4y": (100_000, True),
+    "w4y-1m": (1_000_000, True),
+}
+
+
 def run_mode(mode: str) -> Any:
     """One workload in this process (``--mode``)."""
     if mode == "w1":
@@ -212,8 +240,9 @@ def run_mode(mode: str) -> Any:
         return asyncio.run(w2())
     if mode == "w3":
         return asyncio.run(w3())
-    if mode in ("w4", "w4-1m"):
-        return asyncio.run(w4(100_000 if mode == "w4" else 1_000_000))
+    if mode in _STREAMS:
+        deltas, yields = _STREAMS[mode]
+        return asyncio.run(w4(deltas, yields=yields))
     if mode == "w5":
         return w5()
     raise SystemExit(f"unknown mode {mode}")
@@ -227,15 +256,19 @@ def main() -> None:
     if args.mode:
         print(json.dumps(run_mode(args.mode)))
         return
-    w4_100k = fresh("w4")
-    w4_1m = fresh("w4-1m")
+    streams = {mode: fresh(mode) for mode in _STREAMS}
     results: dict[str, Any] = {
         "W1_one_turn": fresh("w1"),
         "W2_tool_loop": fresh("w2"),
         "W3_concurrent": fresh("w3"),
-        "W4_stream_100k": w4_100k,
-        "W4_stream_1m": w4_1m,
-        "W4_rss_growth_100k_to_1m_mb": w4_1m["peak_rss_mb"] - w4_100k["peak_rss_mb"],
+        "W4_stream_100k": streams["w4"],
+        "W4_stream_1m": streams["w4-1m"],
+        "W4_rss_growth_100k_to_1m_mb": streams["w4-1m"]["peak_rss_mb"]
+        - streams["w4"]["peak_rss_mb"],
+        "W4y_stream_100k": streams["w4y"],
+        "W4y_stream_1m": streams["w4y-1m"],
+        "W4y_rss_growth_100k_to_1m_mb": streams["w4y-1m"]["peak_rss_mb"]
+        - streams["w4y"]["peak_rss_mb"],
         "W5_cold_import_ms": w5(),
     }
     text = json.dumps(results, indent=2)

@@ -4,7 +4,10 @@ A program calls :func:`main` with its workload functions; ``--workload W1 --n 20
 workload and prints one JSON line. The workloads are those of ``bench_runtime.py``: W1 one-turn
 text run (us/run), W2 three-turn loop with two read-only tool calls per tool turn (us/run), W3 that
 many concurrent W2 runs (wall s, peak RSS MB), W4 one streamed run of ``n`` one-character text
-deltas (deltas/s, peak RSS MB).
+deltas (deltas/s, peak RSS MB); W4y the same stream from a fake model that awaits
+``asyncio.sleep(0)`` after every delta (a model read off the network); W6 ``n`` turns of one
+session persisted in a SQLite file (total, mean turn time of the first and last 100 turns) and the
+first load of that session after opening the file again.
 """
 
 from __future__ import annotations
@@ -60,6 +63,60 @@ async def streamed(stream: Callable[[int], Awaitable[int]], n: int) -> dict[str,
         "cpu_deltas_per_s": n / cpu,
         "peak_rss_mb": rss_mb(),
         "events_seen": seen,
+    }
+
+
+WINDOW = 100  # W6: turns averaged at each end
+
+
+async def session_turns(
+    turn: Callable[[int], Awaitable[Any]], n: int, check: Callable[[Any], bool]
+) -> dict[str, float]:
+    """W6: ``n`` sequential turns ``turn(i)`` of one session (the caller warmed up already)."""
+    times: list[float] = []
+    cpu_times: list[float] = []
+    cpu = time.process_time()
+    started = time.perf_counter()
+    out: Any = None
+    for index in range(n):
+        begun, begun_cpu = time.perf_counter(), time.process_time()
+        out = await turn(index)
+        times.append(time.perf_counter() - begun)
+        cpu_times.append(time.process_time() - begun_cpu)
+    wall = time.perf_counter() - started
+    cpu = time.process_time() - cpu
+    assert check(out), "unexpected output"
+    window = min(WINDOW, n)
+    first, last = sum(times[:window]) / window, sum(times[-window:]) / window
+    first_cpu, last_cpu = sum(cpu_times[:window]) / window, sum(cpu_times[-window:]) / window
+    return {
+        "turns": n,
+        "total_s": wall,
+        "cpu_s": cpu,
+        "first100_ms": first * 1000,
+        "last100_ms": last * 1000,
+        "last_over_first": last / first,
+        "first100_cpu_ms": first_cpu * 1000,
+        "last100_cpu_ms": last_cpu * 1000,
+        "cpu_last_over_first": last_cpu / first_cpu,
+    }
+
+
+async def first_load(load: Callable[[], Awaitable[int]], items: int) -> dict[str, float]:
+    """W6: time the first load after the storage was opened again; ``load`` returns its count."""
+    cpu = time.process_time()
+    started = time.perf_counter()
+    count = await load()
+    first = time.perf_counter() - started
+    cpu = time.process_time() - cpu
+    assert count == items, f"loaded {count} items, expected {items}"
+    started = time.perf_counter()
+    assert await load() == items
+    second = time.perf_counter() - started
+    return {
+        "first_load_ms": first * 1000,
+        "first_load_cpu_ms": cpu * 1000,
+        "second_load_ms": second * 1000,
     }
 
 

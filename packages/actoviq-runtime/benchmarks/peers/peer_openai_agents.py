@@ -1,13 +1,20 @@
 # type: ignore
-"""W1-W4 on openai-agents with a canned ``Model`` subclass (no network, tracing disabled)."""
+"""W1-W6 on openai-agents with a canned ``Model`` subclass (no network, tracing disabled).
+
+W6 keeps the conversation in the SDK's own ``SQLiteSession`` on a file (``Runner.run(...,
+session=)``); its first load is ``SQLiteSession.get_items()`` on a session opened again.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import tempfile
 from typing import Any
 
 import peer_harness as h
-from agents import Agent, Runner, function_tool, set_tracing_disabled
+from agents import Agent, Runner, SQLiteSession, function_tool, set_tracing_disabled
 from agents.items import ModelResponse
 from agents.models.interface import Model
 from agents.usage import Usage
@@ -56,9 +63,10 @@ def _kind(item: Any) -> Any:
 class Canned(Model):
     """Answers by request shape: tool calls until four tool results exist, then text."""
 
-    def __init__(self, tools: bool, deltas: int = 0) -> None:
+    def __init__(self, tools: bool, deltas: int = 0, yields: bool = False) -> None:
         self.tools = tools
         self.deltas = deltas
+        self.yields = yields
 
     def _output(self, items: Any) -> list[Any]:
         if not self.tools:
@@ -106,6 +114,8 @@ class Canned(Model):
                 logprobs=[],
                 sequence_number=index,
             )
+            if self.yields:
+                await asyncio.sleep(0)
         response = Response.model_construct(
             id="resp",
             created_at=0,
@@ -123,11 +133,11 @@ class Canned(Model):
         )
 
 
-def _agent(tools: bool, deltas: int = 0) -> Agent:
+def _agent(tools: bool, deltas: int = 0, yields: bool = False) -> Agent:
     return Agent(
         name="Bench",
         instructions="Be brief.",
-        model=Canned(tools, deltas),
+        model=Canned(tools, deltas, yields),
         tools=[weather] if tools else [],
     )
 
@@ -158,19 +168,55 @@ async def w3(n: int) -> dict[str, float]:
     return await h.concurrent(_w2_run(), n, lambda out: out == "done")
 
 
-async def w4(n: int) -> dict[str, float]:
-    async def stream(count: int) -> int:
-        result = Runner.run_streamed(_agent(False, count), "stream")
-        seen = 0
-        async for event in result.stream_events():
-            if event.type == "raw_response_event" and event.data.type == (
-                "response.output_text.delta"
-            ):
-                seen += 1
-        return seen
+def _stream_workload(yields: bool) -> Any:
+    async def workload(n: int) -> dict[str, float]:
+        async def stream(count: int) -> int:
+            result = Runner.run_streamed(_agent(False, count, yields), "stream")
+            seen = 0
+            async for event in result.stream_events():
+                if event.type == "raw_response_event" and event.data.type == (
+                    "response.output_text.delta"
+                ):
+                    seen += 1
+            return seen
 
-    return await h.streamed(stream, n)
+        return await h.streamed(stream, n)
+
+    return workload
+
+
+async def w6(n: int) -> dict[str, float]:
+    agent = _agent(False)
+    with tempfile.TemporaryDirectory() as folder:
+        db = os.path.join(folder, "w6.db")
+        warm = SQLiteSession("warm", db_path=db)
+        assert (await Runner.run(agent, "warm-up", session=warm)).final_output == "hello"
+        session = SQLiteSession("s", db_path=db)
+
+        async def turn(index: int) -> Any:
+            return (await Runner.run(agent, f"message {index}", session=session)).final_output
+
+        result = await h.session_turns(turn, n, lambda out: out == "hello")
+        session.close()
+        warm.close()
+        reopened = SQLiteSession("s", db_path=db)
+
+        async def load() -> int:
+            return len(await reopened.get_items())
+
+        result.update(await h.first_load(load, 2 * n))
+        reopened.close()
+    return result
 
 
 if __name__ == "__main__":
-    h.main({"W1": w1, "W2": w2, "W3": w3, "W4": w4})
+    h.main(
+        {
+            "W1": w1,
+            "W2": w2,
+            "W3": w3,
+            "W4": _stream_workload(False),
+            "W4y": _stream_workload(True),
+            "W6": w6,
+        }
+    )

@@ -1,13 +1,24 @@
 # type: ignore
-"""W1-W4 on pydantic-ai with its own ``FunctionModel`` (answers by request shape, no network)."""
+"""W1-W6 on pydantic-ai with its own ``FunctionModel`` (answers by request shape, no network).
+
+pydantic-ai has no session store: W6 persists the conversation the way its documentation's chat
+app does, one SQLite row per run holding ``result.new_messages_json()``, and every run loads the
+history with ``ModelMessagesTypeAdapter.validate_json`` row by row and passes it as
+``message_history``. The first load is that read on a connection opened again.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sqlite3
+import tempfile
 from typing import Any
 
 import peer_harness as h
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
+    ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
     PartDeltaEvent,
@@ -77,25 +88,95 @@ async def w3(n: int) -> dict[str, float]:
     return await h.concurrent(_w2_run(), n, lambda out: out == "done")
 
 
-async def w4(n: int) -> dict[str, float]:
-    async def deltas(messages: list[Any], info: AgentInfo) -> Any:
-        for _ in range(n):
-            yield "x"
+def _stream_workload(yields: bool) -> Any:
+    async def workload(n: int) -> dict[str, float]:
+        async def deltas(messages: list[Any], info: AgentInfo) -> Any:
+            for _ in range(n):
+                yield "x"
+                if yields:
+                    await asyncio.sleep(0)
 
-    agent = Agent(FunctionModel(stream_function=deltas), instructions="Be brief.")
+        agent = Agent(FunctionModel(stream_function=deltas), instructions="Be brief.")
 
-    async def stream(count: int) -> int:
-        seen = 0
-        async with agent.run_stream_events("stream") as events:
-            async for event in events:
-                if (
-                    isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta)
-                ) or (isinstance(event, PartStartEvent) and isinstance(event.part, TextPart)):
-                    seen += 1
-        return seen
+        async def stream(count: int) -> int:
+            seen = 0
+            async with agent.run_stream_events("stream") as events:
+                async for event in events:
+                    if (
+                        isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta)
+                    ) or (isinstance(event, PartStartEvent) and isinstance(event.part, TextPart)):
+                        seen += 1
+            return seen
 
-    return await h.streamed(stream, n)
+        return await h.streamed(stream, n)
+
+    return workload
+
+
+class _History:
+    """The chat app's message table: one row of ``new_messages_json()`` per run."""
+
+    def __init__(self, path: str) -> None:
+        self.conn = sqlite3.connect(path)
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS messages "
+            "(id INTEGER PRIMARY KEY, session TEXT NOT NULL, message_list TEXT NOT NULL)"
+        )
+        self.conn.commit()
+
+    def load(self, session: str) -> list[Any]:
+        rows = self.conn.execute(
+            "SELECT message_list FROM messages WHERE session = ? ORDER BY id", (session,)
+        ).fetchall()
+        messages: list[Any] = []
+        for (row,) in rows:
+            messages.extend(ModelMessagesTypeAdapter.validate_json(row))
+        return messages
+
+    def add(self, session: str, messages_json: bytes) -> None:
+        self.conn.execute(
+            "INSERT INTO messages (session, message_list) VALUES (?, ?)", (session, messages_json)
+        )
+        self.conn.commit()
+
+
+async def w6(n: int) -> dict[str, float]:
+    agent = Agent(FunctionModel(_text), instructions="Be brief.")
+    with tempfile.TemporaryDirectory() as folder:
+        db = os.path.join(folder, "w6.db")
+        history = _History(db)
+
+        async def turn_on(session: str, text: str) -> Any:
+            result = await agent.run(text, message_history=history.load(session))
+            history.add(session, result.new_messages_json())
+            return result.output
+
+        assert await turn_on("warm", "warm-up") == "hello"
+
+        async def turn(index: int) -> Any:
+            return await turn_on("s", f"message {index}")
+
+        result = await h.session_turns(turn, n, lambda out: out == "hello")
+        history.conn.close()
+        reopened = _History(db)
+
+        async def load() -> int:
+            # a request (the user prompt) and a response per run: count the parts like items
+            return sum(len(message.parts) for message in reopened.load("s"))
+
+        result.update(await h.first_load(load, 2 * n))
+        reopened.conn.close()
+    return result
 
 
 if __name__ == "__main__":
-    h.main({"W1": w1, "W2": w2, "W3": w3, "W4": w4})
+    h.main(
+        {
+            "W1": w1,
+            "W2": w2,
+            "W3": w3,
+            "W4": _stream_workload(False),
+            "W4y": _stream_workload(True),
+            "W6": w6,
+        }
+    )
