@@ -17,12 +17,13 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar, cast, get_origin
 
 import attrs
 import cattrs
 
+from actoviq.core._fast_items import FAST_DECODERS, fast_item, fast_items
 from actoviq.core._unset import UNSET
 from actoviq.core._validate import camel
 from actoviq.core.errors import ItemValidationError, JsonValueError, UnknownItemTypeError
@@ -261,6 +262,9 @@ def item_from_json(data: Any, *, preserve_unknown: bool = False) -> CanonicalIte
             f"A canonical item must be a JSON object, got {type(data).__name__}.", field="$"
         )
     mapping = cast(dict[str, Any], data)
+    fast = fast_item(mapping)
+    if fast is not None:
+        return fast
     item_type = mapping.get("type")
     cls = ITEM_TYPES.get(item_type) if isinstance(item_type, str) else None
     if cls is None:
@@ -277,8 +281,25 @@ def items_to_json(items: Iterable[CanonicalItem]) -> list[JsonObject]:
 
 
 def items_from_json(data: Iterable[Any], *, preserve_unknown: bool = False) -> list[CanonicalItem]:
-    """Structure a transcript; see :func:`item_from_json`."""
-    return [item_from_json(entry, preserve_unknown=preserve_unknown) for entry in data]
+    """Structure a transcript; see :func:`item_from_json` (the same result, item by item)."""
+    if type(data) is list or type(data) is tuple:
+        bulk = fast_items(cast(Sequence[object], data))
+        if bulk is not None:
+            return bulk
+    items: list[CanonicalItem] = []
+    append = items.append
+    decoders = FAST_DECODERS
+    for entry in cast(Iterable[object], data):
+        if type(entry) is dict:
+            kind = cast(dict[str, Any], entry).get("type")
+            decoder = decoders.get(kind) if type(kind) is str else None
+            if decoder is not None:
+                item = decoder(cast(dict[str, Any], entry))
+                if item is not None:
+                    append(item)
+                    continue
+        append(item_from_json(entry, preserve_unknown=preserve_unknown))
+    return items
 
 
 converter.register_structure_hook_func(
