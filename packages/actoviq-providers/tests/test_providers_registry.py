@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from actoviq.core import (
@@ -224,6 +225,31 @@ def test_foreign_raw_and_reasoning_items_are_refused() -> None:
     foreign = ModelRequest(model="p:m", input=[ReasoningItem(provider="other", opaque={})])
     with pytest.raises(CapabilityError, match="Reasoning item"):
         assert_request_capabilities("p", resolved("p"), ALL_CAPABILITIES, foreign)
+
+
+def test_a_long_transcript_is_checked_by_item_type_in_first_appearance_order() -> None:
+    history = [TextItem(role="user", text=f"m{n}") for n in range(500)]
+    own = ReasoningItem(provider="p", opaque={})
+    request = ModelRequest(
+        model="p:m",
+        input=[*history, ToolCallItem(id="c", name="t", input={}), own, *history],
+    )
+    assert required_capabilities_for_request(request)[1:] == [
+        "input.text",
+        "tools.function",
+        "reasoning.opaqueRoundTrip",
+    ]
+    assert_request_capabilities("p", resolved("p"), ALL_CAPABILITIES, request)
+    # one foreign item deep in a long transcript is still found, raw or reasoning
+    for foreign in (RawItem(provider="other", value=1), ReasoningItem(provider="o", opaque=1)):
+        mixed = ModelRequest(model="p:m", input=[*history, own, *history, foreign, *history])
+        with pytest.raises(CapabilityError, match="cannot be sent"):
+            assert_request_capabilities("p", resolved("p"), ALL_CAPABILITIES, mixed)
+    # a subclass of a provider-bound item type is checked like the type itself
+    sub = attrs.make_class("ForeignRaw", {}, bases=(RawItem,), frozen=True, slots=True)
+    wrapped = ModelRequest(model="p:m", input=[*history, sub(provider="other", value=1)])
+    with pytest.raises(CapabilityError, match="Raw item"):
+        assert_request_capabilities("p", resolved("p"), ALL_CAPABILITIES, wrapped)
 
 
 def test_wire_round_trip_of_request_response_and_events() -> None:
