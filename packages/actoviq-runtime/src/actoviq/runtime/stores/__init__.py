@@ -29,6 +29,11 @@ from actoviq.runtime.stores.errors import (
     StorageNotFoundError,
     StorageUnavailableError,
 )
+from actoviq.runtime.stores.history_cache import (
+    DEFAULT_HISTORY_CACHE_ITEMS,
+    CachedTranscript,
+    SessionHistoryCache,
+)
 from actoviq.runtime.stores.ledgers import (
     BudgetLedgerLimits,
     BudgetLedgerRecord,
@@ -54,6 +59,7 @@ from actoviq.runtime.stores.protocols import (
     MemoryStore,
     RunCheckpointStore,
     RuntimeSessionStore,
+    SessionChangeStore,
     SessionStore,
 )
 from actoviq.runtime.stores.records import (
@@ -66,6 +72,7 @@ from actoviq.runtime.stores.records import (
     MemoryRecord,
     NewSessionItem,
     RuntimeSessionLoad,
+    SessionChanges,
     SessionLoad,
     SessionRecord,
     SessionSnapshot,
@@ -83,6 +90,7 @@ from actoviq.runtime.stores.workflow_runs import (
 __all__ = [
     "AUDIT_ONLY_KINDS",
     "CHECKPOINT_STATUSES",
+    "DEFAULT_HISTORY_CACHE_ITEMS",
     "DEFAULT_LEASE_MS",
     "DEFAULT_TENANT_ID",
     "DURABLE_CHILD_STATUSES",
@@ -95,6 +103,7 @@ __all__ = [
     "BudgetLedgerStore",
     "BudgetLedgerUpdate",
     "BudgetReservationRow",
+    "CachedTranscript",
     "CheckpointRecord",
     "CheckpointStatus",
     "CheckpointStore",
@@ -118,6 +127,9 @@ __all__ = [
     "RunLease",
     "RuntimeSessionLoad",
     "RuntimeSessionStore",
+    "SessionChangeStore",
+    "SessionChanges",
+    "SessionHistoryCache",
     "SessionLoad",
     "SessionRecord",
     "SessionRevisionConflictError",

@@ -18,6 +18,7 @@ from actoviq.runtime.stores.errors import (
 )
 from actoviq.runtime.stores.records import (
     NewSessionItem,
+    SessionChanges,
     SessionLoad,
     SessionRecord,
     SessionSnapshot,
@@ -58,7 +59,10 @@ class _Session:
 
 
 class InMemorySessionStore:
-    """A :class:`~actoviq.runtime.stores.protocols.SessionStore` held in a dict."""
+    """A :class:`~actoviq.runtime.stores.protocols.SessionStore` held in a dict.
+
+    It is a :class:`~actoviq.runtime.stores.protocols.SessionChangeStore` too.
+    """
 
     def __init__(self) -> None:
         self._sessions: dict[tuple[str, str], _Session] = {}
@@ -176,6 +180,21 @@ class InMemorySessionStore:
             if snapshot is None
             else attrs.evolve(snapshot, state=require_json_object(snapshot.state, "state")),
             items=_copy_items(tail),
+        )
+
+    async def load_changes(
+        self, *, tenant_id: str, session_id: str, after_sequence: int
+    ) -> SessionChanges:
+        """See :meth:`SessionChangeStore.load_changes`."""
+        validate_load(tenant_id, session_id, after_sequence, None)
+        key = (tenant_id, session_id)
+        session = self._sessions.get(key)
+        if session is None:
+            raise StorageNotFoundError(session_resource(*key))
+        return SessionChanges(
+            session=self._copy_record(session.record),
+            items=_copy_items(session.items[after_sequence:]),
+            snapshot_revision=session.snapshots[-1].revision if session.snapshots else None,
         )
 
     async def compact(

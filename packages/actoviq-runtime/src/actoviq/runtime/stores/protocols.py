@@ -32,6 +32,7 @@ from actoviq.runtime.stores.records import (
     MemoryRecord,
     NewSessionItem,
     RuntimeSessionLoad,
+    SessionChanges,
     SessionLoad,
     SessionRecord,
     SessionSnapshot,
@@ -45,6 +46,7 @@ __all__ = [
     "MemoryStore",
     "RunCheckpointStore",
     "RuntimeSessionStore",
+    "SessionChangeStore",
     "SessionStore",
 ]
 
@@ -141,6 +143,31 @@ class SessionStore(Protocol):
 
     async def aclose(self) -> None:
         """Release resources; idempotent."""
+        ...
+
+
+@runtime_checkable
+class SessionChangeStore(Protocol):
+    """A :class:`SessionStore` that can say what changed after a sequence in one read.
+
+    Optional: :class:`~actoviq.runtime.stores.adapters.StoreRuntimeSessionAdapter` uses it to
+    bring a cached transcript up to date by reading only the turns another writer appended. A
+    store without it still works; the adapter then reloads the whole session whenever the
+    revision moved.
+    """
+
+    async def load_changes(
+        self, *, tenant_id: str, session_id: str, after_sequence: int
+    ) -> SessionChanges:
+        """The session row, the entries after ``after_sequence`` and the newest snapshot's revision.
+
+        One consistent read; the entries are all those with ``sequence > after_sequence``,
+        ascending, whatever the snapshots (which are reported by revision only).
+
+        Raises:
+            StorageNotFoundError: the session does not exist.
+            StorageDataError: a key is empty or ``after_sequence`` is not a revision-like integer.
+        """
         ...
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "MemoryRecord",
     "NewSessionItem",
     "RuntimeSessionLoad",
+    "SessionChanges",
     "SessionLoad",
     "SessionRecord",
     "SessionSnapshot",
@@ -235,6 +236,21 @@ class SessionLoad:
     session: SessionRecord
     snapshot: SessionSnapshot | None
     items: Sequence[StoredSessionItem]
+
+
+@attrs.frozen(kw_only=True)
+class SessionChanges:
+    """What :meth:`SessionChangeStore.load_changes` read: the row, the tail, the newest snapshot.
+
+    ``items`` are the journal entries after the sequence asked for (snapshots ignored);
+    ``snapshot_revision`` is the session revision at which the newest snapshot was written (None
+    without a snapshot), so a reader that knows the session at revision ``r`` can tell whether
+    it was compacted since (``snapshot_revision > r``).
+    """
+
+    session: SessionRecord
+    items: Sequence[StoredSessionItem]
+    snapshot_revision: int | None
 
 
 @attrs.frozen(kw_only=True)

@@ -1,8 +1,9 @@
 """The session journal's hot-path SQL, per backend.
 
-Appends and loads need six statements: the CAS bump of the session row, the turn insert, the
-session row, the newest snapshot, the turns after a sequence and (for the item-id check) the id
-columns after a sequence. Two implementations share one shape (positional rows, tuple parameters):
+Appends and loads need seven statements: the CAS bump of the session row, the turn insert, the
+session row, the newest snapshot (whole, or only its revision), the turns after a sequence and
+(for the item-id check) the id columns after a sequence. Two implementations share one shape
+(positional rows, tuple parameters):
 
 * :class:`DriverJournalSql` (SQLite file): pre-written SQL strings with tuple parameters on the
   stdlib ``sqlite3`` connection :meth:`Database.run_journal_write` / ``run_journal_read`` hand over
@@ -107,6 +108,10 @@ class JournalSql(Protocol):
         """The snapshot with the highest ``through_sequence``, or None."""
         ...
 
+    def snapshot_revision(self, conn: Any, tenant: str, session: str) -> object:
+        """The ``session_revision`` of the newest snapshot (unchecked), or None."""
+        ...
+
     def turns(
         self, conn: Any, tenant: str, session: str, after: int, end: int | None
     ) -> list[Sequence[Any]]:
@@ -143,6 +148,10 @@ _SQL_SNAPSHOT = (
     "FROM storage_v2_session_snapshots WHERE tenant_id = ? AND session_id = ? "
     "ORDER BY through_sequence DESC LIMIT 1"
 )
+_SQL_SNAPSHOT_REVISION = (
+    "SELECT session_revision FROM storage_v2_session_snapshots "
+    "WHERE tenant_id = ? AND session_id = ? ORDER BY through_sequence DESC LIMIT 1"
+)
 _TURNS_SELECT = f"SELECT {', '.join(_READ_COLUMNS)} FROM storage_v2_session_turns "
 _SQL_TURNS = (
     _TURNS_SELECT + "WHERE tenant_id = ? AND session_id = ? AND last_sequence > ? "
@@ -171,6 +180,7 @@ def warm_driver_connection(dbapi_connection: Any) -> None:
     try:
         cursor.execute(_SQL_SESSION, _NO_KEY).fetchall()
         cursor.execute(_SQL_SNAPSHOT, _NO_KEY).fetchall()
+        cursor.execute(_SQL_SNAPSHOT_REVISION, _NO_KEY).fetchall()
         cursor.execute(_SQL_TURNS, (*_NO_KEY, 0)).fetchall()
         cursor.execute(_SQL_TURNS_UNTIL, (*_NO_KEY, 0, *_NO_KEY, 1, 1)).fetchall()
         cursor.execute(_SQL_TURN_IDS, (*_NO_KEY, 0)).fetchall()
@@ -204,6 +214,11 @@ class DriverJournalSql:
         """See :meth:`JournalSql.newest_snapshot`."""
         row = conn.execute(_SQL_SNAPSHOT, (tenant, session)).fetchone()
         return cast(Sequence[Any] | None, row)
+
+    def snapshot_revision(self, conn: Any, tenant: str, session: str) -> object:
+        """See :meth:`JournalSql.snapshot_revision`."""
+        row = conn.execute(_SQL_SNAPSHOT_REVISION, (tenant, session)).fetchone()
+        return None if row is None else row[0]
 
     def turns(
         self, conn: Any, tenant: str, session: str, after: int, end: int | None
@@ -284,6 +299,16 @@ _NEWEST_SNAPSHOT = (
     .limit(1)
 )
 
+_NEWEST_SNAPSHOT_REVISION = (
+    select(session_snapshots.c.session_revision)
+    .where(
+        session_snapshots.c.tenant_id == bindparam("p_tenant"),
+        session_snapshots.c.session_id == bindparam("p_session"),
+    )
+    .order_by(session_snapshots.c.through_sequence.desc())
+    .limit(1)
+)
+
 
 class CoreJournalSql:
     """:class:`JournalSql` in SQLAlchemy Core (PostgreSQL and in-memory SQLite)."""
@@ -317,6 +342,12 @@ class CoreJournalSql:
         params = {"p_tenant": tenant, "p_session": session}
         return conn.execute(_NEWEST_SNAPSHOT, params).first()
 
+    def snapshot_revision(self, conn: Connection, tenant: str, session: str) -> object:
+        """See :meth:`JournalSql.snapshot_revision`."""
+        params = {"p_tenant": tenant, "p_session": session}
+        row = conn.execute(_NEWEST_SNAPSHOT_REVISION, params).first()
+        return None if row is None else row[0]
+
     def turns(
         self, conn: Connection, tenant: str, session: str, after: int, end: int | None
     ) -> list[Sequence[Any]]:
@@ -341,6 +372,7 @@ class CoreJournalSql:
         """
         self.session(conn, *_NO_KEY)
         self.newest_snapshot(conn, *_NO_KEY)
+        self.snapshot_revision(conn, *_NO_KEY)
         self.turns(conn, *_NO_KEY, 0, None)
         self.turns(conn, *_NO_KEY, 0, 1)
         self.turn_ids(conn, *_NO_KEY, 0)

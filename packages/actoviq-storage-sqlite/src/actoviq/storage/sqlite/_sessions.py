@@ -26,6 +26,7 @@ from sqlalchemy.exc import IntegrityError
 from actoviq.core import JsonObject, iso_now
 from actoviq.runtime.stores import (
     NewSessionItem,
+    SessionChanges,
     SessionLoad,
     SessionRecord,
     SessionRevisionConflictError,
@@ -157,7 +158,10 @@ def _replay(
 
 
 class SqlSessionStore:
-    """:class:`~actoviq.runtime.stores.SessionStore` on SQLAlchemy Core."""
+    """:class:`~actoviq.runtime.stores.SessionStore` on SQLAlchemy Core.
+
+    Also a :class:`~actoviq.runtime.stores.SessionChangeStore` (``load_changes``).
+    """
 
     def __init__(self, database: Database) -> None:
         self._db = database
@@ -211,7 +215,8 @@ class SqlSessionStore:
     async def get(self, *, tenant_id: str, session_id: str) -> SessionRecord | None:
         """See :meth:`SessionStore.get`."""
         session_key(tenant_id, session_id)
-        row = await self._db.run_read(lambda conn: _session_row(conn, tenant_id, session_id))
+        sql = self._db.journal_sql
+        row = await self._db.run_journal_read(lambda conn: sql.session(conn, tenant_id, session_id))
         return None if row is None else record_from_row(row)
 
     async def append(
@@ -346,6 +351,33 @@ class SqlSessionStore:
                 f"stored journal of {session_resource(tenant_id, session_id)} is missing turns"
             )
         return SessionLoad(session=record, snapshot=snapshot, items=items)
+
+    async def load_changes(
+        self, *, tenant_id: str, session_id: str, after_sequence: int
+    ) -> SessionChanges:
+        """See :meth:`SessionChangeStore.load_changes` (one read: row, snapshot marker, turns)."""
+        validate_load(tenant_id, session_id, after_sequence, None)
+        sql = self._db.journal_sql
+
+        def work(conn: Any) -> tuple[Sequence[Any], object, list[Sequence[Any]]]:
+            row = sql.session(conn, tenant_id, session_id)
+            if row is None:
+                raise StorageNotFoundError(session_resource(tenant_id, session_id))
+            marker = sql.snapshot_revision(conn, tenant_id, session_id)
+            return row, marker, sql.turns(conn, tenant_id, session_id, after_sequence, None)
+
+        row, marker, turns = await self._db.run_journal_read(work)
+        record = record_from_row(row)
+        items = decode_turns(turns, after_sequence, record.last_sequence)
+        if len(items) != max(0, record.last_sequence - after_sequence):
+            raise StorageDataError(
+                f"stored journal of {session_resource(tenant_id, session_id)} is missing turns"
+            )
+        return SessionChanges(
+            session=record,
+            items=items,
+            snapshot_revision=None if marker is None else stored_int(marker, "session_revision"),
+        )
 
     async def compact(
         self,

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from actoviq.core import ITEM_TYPES, CanonicalItem, item_from_json
 from actoviq.runtime.stores import (
+    DEFAULT_HISTORY_CACHE_ITEMS,
     DEFAULT_TENANT_ID,
     CheckpointStore,
     PayloadCodec,
@@ -26,12 +27,20 @@ class SqliteRuntimeSessionAdapter(StoreRuntimeSessionAdapter):
     ``{role, content}`` payloads (converted with :func:`convert_legacy_json_v1_message`). Legacy
     ``raw`` blocks and ``legacy_run`` entries stay in the journal but never reach the transcript.
 
+    Decoded transcripts are cached between loads as in :class:`StoreRuntimeSessionAdapter`
+    (``history_cache_items``); over ``storage.sessions`` each load reads only what changed.
+
     Example:
         >>> adapter = SqliteRuntimeSessionAdapter(storage.sessions)  # doctest: +SKIP
     """
 
-    def __init__(self, store: SessionStore) -> None:
-        super().__init__(store)
+    # Canonical payloads map as in the base class (only legacy ``message`` payloads differ).
+    _canonical_payloads_as_base = True
+
+    def __init__(
+        self, store: SessionStore, *, history_cache_items: int = DEFAULT_HISTORY_CACHE_ITEMS
+    ) -> None:
+        super().__init__(store, history_cache_items=history_cache_items)
 
     def transcript_items(self, entry: StoredSessionItem) -> list[CanonicalItem]:
         """Map one journal entry, converting legacy ``message`` payloads."""
