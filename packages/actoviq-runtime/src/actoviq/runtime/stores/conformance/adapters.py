@@ -28,6 +28,7 @@ from actoviq.runtime.stores.errors import (
     StorageDataError,
     StorageError,
 )
+from actoviq.runtime.stores.protocols import SessionChangeStore
 
 __all__: list[str] = []
 
@@ -340,3 +341,66 @@ async def check_run_checkpoint_lease_uses_the_store_clock(s: StoreBundle, ns: st
     assert record is not None
     assert record.lease_expires_at is not None
     assert before + 5 <= record.lease_expires_at <= after + 5
+
+
+@register
+async def check_runtime_session_cache_under_other_writers(s: StoreBundle, ns: str) -> None:
+    """The adapter's decoded-history cache follows other writers, compactions and conflicts."""
+    ours = StoreRuntimeSessionAdapter(s.sessions)
+    theirs = StoreRuntimeSessionAdapter(s.sessions)
+    whole = StoreRuntimeSessionAdapter(s.sessions, history_cache_items=0)
+
+    async def turn(adapter: StoreRuntimeSessionAdapter, text: str) -> str:
+        loaded = await adapter.load(tenant_id=ns, session_id="s")
+        items = [TextItem(role="user", text=text), TextItem(role="assistant", text=f"re {text}")]
+        return await adapter.append(
+            tenant_id=ns, session_id="s", items=items, expected_revision=loaded.revision
+        )
+
+    async def same() -> None:
+        mine = await ours.load(tenant_id=ns, session_id="s")
+        truth = await whole.load(tenant_id=ns, session_id="s")
+        assert (mine.items, mine.revision) == (truth.items, truth.revision)
+
+    await turn(ours, "a")
+    held = await ours.load(tenant_id=ns, session_id="s")
+    await turn(theirs, "b")  # another writer: ours reads the new turn
+    await same()
+    if isinstance(s.sessions, SessionChangeStore):
+        changes = await s.sessions.load_changes(tenant_id=ns, session_id="s", after_sequence=2)
+        assert [entry.sequence for entry in changes.items] == [3, 4]
+        assert [entry.payload["text"] for entry in changes.items] == ["b", "re b"]
+        assert changes.session.last_sequence == 4
+        assert changes.snapshot_revision is None
+        await expect_error(
+            StorageError,
+            s.sessions.load_changes(tenant_id=ns, session_id="missing", after_sequence=0),
+        )
+    await expect_error(  # a stale append conflicts and drops the cached entry
+        SessionRevisionConflictError,
+        ours.append(
+            tenant_id=ns,
+            session_id="s",
+            items=[TextItem(role="user", text="stale")],
+            expected_revision=held.revision,
+        ),
+    )
+    assert (ns, "s") not in ours.history_cache
+    await same()
+    await theirs.compact(tenant_id=ns, session_id="s")  # compacted elsewhere: reload whole
+    await same()
+    await turn(theirs, "c")
+    await same()
+    await turn(ours, "d")
+    await ours.compact(tenant_id=ns, session_id="s")
+    await same()
+    if isinstance(s.sessions, SessionChangeStore):
+        changes = await s.sessions.load_changes(tenant_id=ns, session_id="s", after_sequence=8)
+        assert len(changes.items) == 0
+        assert changes.snapshot_revision == changes.session.revision
+    texts = [
+        item.text
+        for item in (await ours.load(tenant_id=ns, session_id="s")).items
+        if isinstance(item, TextItem)
+    ]
+    assert texts == ["a", "re a", "b", "re b", "c", "re c", "d", "re d"]
