@@ -52,6 +52,9 @@ _ATTRS: Final = {
 }
 
 
+_INT_ONLY: Final = {int}
+
+
 @attrs.frozen(kw_only=True, slots=True)
 class Usage:
     """Totals of one model call or of a whole run. Every field is >= 0.
@@ -74,6 +77,26 @@ class Usage:
 
     def __attrs_post_init__(self) -> None:
         # Same rules as normalize_usage_delta: a Usage is always valid once built.
+        counters = (
+            self.requests,
+            self.input_tokens,
+            self.output_tokens,
+            self.total_tokens,
+            self.cache_read_tokens,
+            self.cache_write_tokens,
+            self.reasoning_tokens,
+            self.audio_input_tokens,
+            self.audio_output_tokens,
+        )
+        cost = self.cost_usd
+        if (
+            set(map(type, counters)) == _INT_ONLY
+            and min(counters) >= 0
+            and max(counters) <= MAX_SAFE_INTEGER
+            and (cost.__class__ is int or cost.__class__ is float)
+            and 0 <= cost < math.inf
+        ):
+            return  # every counter a safe int, the cost finite and >= 0: nothing to normalise
         for wire, attr in _ATTRS.items():
             value = getattr(self, attr)
             checked = _check(wire, value)

@@ -30,6 +30,21 @@ __all__ = ["RunPersistence"]
 
 _T = TypeVar("_T")
 _MIN_BEAT: Final = 0.001
+_CLAIMING_TYPES: dict[type, bool] = {}  # store class -> its methods make it a claiming store
+
+
+def _claims(store: object) -> bool:
+    """``isinstance(store, ClaimingRunCheckpointStore)``, answered once per store class.
+
+    A protocol ``isinstance`` inspects every member on each call (tens of microseconds, paid
+    by every run); a class that has the methods is remembered, and an instance whose class
+    lacks them (methods set on the instance) still gets the full check.
+    """
+    kind = type(store)
+    known = _CLAIMING_TYPES.get(kind)
+    if known is None:
+        known = _CLAIMING_TYPES[kind] = issubclass(kind, ClaimingRunCheckpointStore)
+    return known or isinstance(store, ClaimingRunCheckpointStore)
 
 
 class RunPersistence:
@@ -67,7 +82,7 @@ class RunPersistence:
         self.store = store
         self.run_id = run_id
         self.claiming: ClaimingRunCheckpointStore | None = (
-            store if isinstance(store, ClaimingRunCheckpointStore) else None
+            None if store is None or not _claims(store) else cast(ClaimingRunCheckpointStore, store)
         )
         self.lease: RunLease | None = (
             RunLease(owner=new_lease_owner(), duration_ms=lease_ms)
