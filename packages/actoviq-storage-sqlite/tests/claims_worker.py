@@ -1,8 +1,10 @@
 """A worker process that resumes one interrupted run from a shared database (issue 11 §1).
 
 Usage: ``python claims_worker.py DB STATE_FILE EFFECTS_FILE MODE`` where ``MODE`` is ``race``
-(print ``ready``, wait for ``go`` on stdin, resume with the approval, print the outcome as JSON) or
-``kill`` (resume and SIGKILL itself inside the approved tool, after its effect is durable).
+(print ``ready``, wait for ``go`` on stdin, resume with the approval, print the outcome as JSON),
+``once`` (resume with the approval, print the outcome; a run interrupted again writes its new
+state to ``STATE_FILE.next``) or ``kill`` (resume and SIGKILL itself inside the approved tool,
+after its effect is durable).
 
 The test module imports :func:`build_runtime` from here too, so both sides run the same agent.
 """
@@ -33,12 +35,19 @@ from actoviq.runtime import (
 from actoviq.storage.sqlite import SqliteRunCheckpointAdapter, SqliteStorage
 
 CHARGE = ToolCallItem(id="c1", name="charge", input={"amount": 5})
+CHARGE_AGAIN = ToolCallItem(id="c2", name="charge", input={"amount": 7})
+TWICE = "charge twice"
 
 
 def _answer(request: ModelRequest) -> ScriptedTurn:
-    if not any(isinstance(item, ToolResultItem) for item in request.input):
+    """Charge; asked to ``charge twice``, charge again after the first result; then answer."""
+    results = sum(isinstance(item, ToolResultItem) for item in request.input)
+    twice = any(getattr(item, "text", None) == TWICE for item in request.input)
+    if results == 0:
         return ScriptedTurn(tool_calls=[CHARGE])
-    return ScriptedTurn(text="charged")
+    if twice and results == 1:
+        return ScriptedTurn(tool_calls=[CHARGE_AGAIN])
+    return ScriptedTurn(text=f"charged {results}")
 
 
 def record_effect(effects: Path, call_id: str) -> None:
@@ -102,6 +111,9 @@ async def main(db: str, state_file: Path, effects: Path, mode: str) -> None:
             except RunStateStaleError as error:
                 print(json.dumps({"outcome": "refused", "reason": error.reason}), flush=True)
                 return
+            if result.status == "interrupted":
+                following = state_file.with_name(state_file.name + ".next")
+                await asyncio.to_thread(following.write_text, json.dumps(result.state), "utf-8")
             print(json.dumps({"outcome": result.status}), flush=True)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from claims_worker import approvals, build_runtime
+from claims_worker import TWICE, approvals, build_runtime
 
 from actoviq.core import JsonObject
 from actoviq.runtime import InterruptionDecision, RunStateStaleError
@@ -52,11 +52,13 @@ def _effects(path: Path) -> list[str]:
     return path.read_text("utf-8").splitlines() if path.exists() else []
 
 
-async def _interrupt(db: str, effects: Path, run_id: str, state_file: Path) -> JsonObject:
+async def _interrupt(
+    db: str, effects: Path, run_id: str, state_file: Path, text: str = "pay"
+) -> JsonObject:
     async with await SqliteStorage.open(db) as storage:
         runtime, agent = build_runtime(storage, effects)
         async with runtime:
-            result = await runtime.run(agent, "pay", run_id=run_id)
+            result = await runtime.run(agent, text, run_id=run_id)
     assert result.status == "interrupted"
     state = cast(JsonObject, result.state)
     await asyncio.to_thread(state_file.write_text, json.dumps(state), "utf-8")
@@ -107,6 +109,60 @@ async def test_two_processes_race_one_wins_and_the_effect_runs_once(
     assert stored is not None and stored["status"] == "completed"
 
 
+async def _resume_in_a_process(db: str, state_file: Path, effects: Path) -> dict[str, str]:
+    """Resume ``state_file`` in a fresh worker process (``once``) and return its outcome."""
+    worker = await _worker(db, state_file, effects, "once")
+    out, err = await worker.communicate()
+    assert worker.returncode == 0, err.decode()
+    return cast(dict[str, str], json.loads(out.decode().strip().splitlines()[-1]))
+
+
+async def _stored(db: str, run_id: str) -> JsonObject | None:
+    async with await SqliteStorage.open(db) as storage:
+        return await SqliteRunCheckpointAdapter(storage.checkpoints).load(run_id)
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_the_same_approval_delivered_twice_runs_the_effect_once(
+    kind: str, tmp_path: Path
+) -> None:
+    # One process resumes and completes; a later process (a redelivered webhook, a host retry)
+    # resumes the very same state and is refused with the stored status: nothing runs twice.
+    db, effects = _target(kind, tmp_path), tmp_path / "effects.log"
+    run_id = f"twice-{tmp_path.name}"
+    state_file = tmp_path / "state.json"
+    await _interrupt(db, effects, run_id, state_file)
+    assert await _resume_in_a_process(db, state_file, effects) == {"outcome": "completed"}
+    assert len(_effects(effects)) == 1
+    again = await _resume_in_a_process(db, state_file, effects)
+    assert again == {"outcome": "refused", "reason": "completed"}
+    assert len(_effects(effects)) == 1
+    stored = await _stored(db, run_id)
+    assert stored is not None and stored["status"] == "completed"
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_an_older_state_after_a_newer_interruption_is_refused_across_processes(
+    kind: str, tmp_path: Path
+) -> None:
+    # The first resume runs the first charge and stops again for the second one. The original
+    # state, resumed later by another process, is superseded: refused, its charge not repeated.
+    db, effects = _target(kind, tmp_path), tmp_path / "effects.log"
+    run_id = f"newer-{tmp_path.name}"
+    state_file = tmp_path / "state.json"
+    await _interrupt(db, effects, run_id, state_file, TWICE)
+    assert await _resume_in_a_process(db, state_file, effects) == {"outcome": "interrupted"}
+    assert len(_effects(effects)) == 1
+    stale = await _resume_in_a_process(db, state_file, effects)
+    assert stale == {"outcome": "refused", "reason": "superseded"}
+    assert len(_effects(effects)) == 1
+    newer = tmp_path / "state.json.next"
+    assert await _resume_in_a_process(db, newer, effects) == {"outcome": "completed"}
+    assert [line.split(":")[1] for line in _effects(effects)] == ["c1", "c2"]
+    stored = await _stored(db, run_id)
+    assert stored is not None and stored["status"] == "completed"
+
+
 @pytest.mark.parametrize("kind", TARGETS)
 async def test_sigkill_mid_resume_then_recovery_after_the_lease(kind: str, tmp_path: Path) -> None:
     db, effects = _target(kind, tmp_path), tmp_path / "effects.log"
@@ -150,7 +206,7 @@ async def test_sigkill_mid_resume_then_recovery_after_the_lease(kind: str, tmp_p
             done = await runtime.resume(
                 paused.state, [InterruptionDecision.committed(reconcile.id, {"charged": 5})]
             ).result()
-            assert (done.status, done.output) == ("completed", "charged")
+            assert (done.status, done.output) == ("completed", "charged 1")
             with pytest.raises(RunStateStaleError) as after:
                 await runtime.resume(crashed).result()
             assert after.value.stored_status == "completed"
