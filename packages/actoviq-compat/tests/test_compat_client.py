@@ -80,6 +80,18 @@ async def test_row_104_a_provider_adapter_drives_the_compat_client() -> None:
     body = transport.sent()[0]
     assert "Answer in two words." in str(body) and "hello" in str(body)
     assert result.to_json()["stopReason"] == "end_turn"
+    # Code moved over from 0.x reads the camelCase names, as attributes or keys.
+    assert (result.stopReason, result["stopReason"], result["text"]) == (
+        "end_turn",
+        "end_turn",
+        "compat ok",
+    )
+    assert result["usage"] == {"input_tokens": 4, "output_tokens": 2}
+    assert (result.runId, result.toolCalls, result.sessionId) == (result.run_id, (), None)
+    assert (result.startedAt, result.completedAt) == (result.started_at, result.completed_at)
+    assert result.permissionDecisions == ()
+    with pytest.raises(KeyError):
+        result["sessionId"]  # absent optionals stay absent, as in the 0.x JSON
     assert result.message["content"] == [{"type": "text", "text": "compat ok"}]
     assert result.messages == (
         {"role": "user", "content": [{"type": "text", "text": "hello"}]},

@@ -77,6 +77,21 @@ async def test_row_105_generate_sends_the_legacy_request_and_maps_back() -> None
     assert (usage.input_tokens, usage.output_tokens, usage.total_tokens) == (2, 3, 5)  # type: ignore[union-attr]
 
 
+async def test_row_105_the_model_api_may_be_given_positionally_with_a_bare_model_id() -> None:
+    api = FakeModelApi(LEGACY)
+    provider = LegacyModelApiProvider(api)  # the 0.x constructor took the client first
+    response = await provider.generate(
+        ModelRequest(
+            model="legacy-model",
+            input=[TextItem(role="user", text="hello")],
+            max_output_tokens=256,
+        )
+    )
+    (sent,) = api.requests
+    assert (sent["model"], sent["max_tokens"]) == ("legacy-model", 256)
+    assert [i.text for i in response.output if isinstance(i, TextItem)] == ["legacy ok"]
+
+
 async def test_row_106_stream_concatenates_text_and_finishes_with_tool_calls() -> None:
     provider = LegacyModelApiProvider(model_api=FakeModelApi(LEGACY))
     stream = provider.stream(_request())

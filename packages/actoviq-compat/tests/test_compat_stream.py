@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -227,6 +228,39 @@ async def test_stopping_early_cancels_the_run() -> None:
     assert CONSUMER_STOPPED in caught.value.message
     assert stream.is_cancelled
     assert len(provider.calls) == 1
+
+
+async def test_leaving_the_loop_cancels_at_once_not_when_the_generator_is_collected() -> None:
+    model_api, provider = _adapter(
+        ScriptedTurn(text="a b c d", stream_deltas=["a ", "b ", "c ", "d"], event_delay=0.05),
+        ScriptedTurn(text="never"),
+    )
+    async with await create_agent_sdk(modelApi=model_api) as sdk:
+        stream = sdk.stream("talk", coalesceDeltas=False)
+        async for _ in stream:
+            break
+        assert stream.is_cancelled  # no await in between: the break itself cancelled
+        assert stream.cancel_reason == CONSUMER_STOPPED
+        with pytest.raises(RunCancelledError):
+            await asyncio.wait_for(stream.result, 10)
+    assert len(provider.calls) == 1
+
+
+async def test_leaving_the_loop_at_the_terminal_event_keeps_the_result(tmp_path: Path) -> None:
+    model_api, _ = _adapter(ScriptedTurn(text="done", stream_deltas=["do", "ne"]))
+    async with await create_agent_sdk(modelApi=model_api, sessionDirectory=tmp_path) as sdk:
+        session = await sdk.create_session()
+        stream = session.stream("talk")
+        async for event in stream:
+            if event["type"] == "response.completed":
+                break
+        result = await asyncio.wait_for(stream.result, 10)
+        assert result.text == "done"
+        assert not stream.is_cancelled
+        stream.cancel("too late")  # the outcome is decided: a no-op
+        assert not stream.is_cancelled
+        runs = (await sdk.sessions.load(session.id))["runs"]
+    assert [run["text"] for run in runs] == ["done"]  # the run was recorded after its terminal
 
 
 async def test_cancel_with_a_reason_yields_an_error_then_raises() -> None:

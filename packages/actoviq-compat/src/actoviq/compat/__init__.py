@@ -6,6 +6,8 @@
   delta coalescing, cancel on early exit) and the 0.x :class:`AgentRunResult`;
 * the legacy ``ModelApi`` protocol and its bridges (:class:`LegacyModelApiProvider`,
   :class:`ModelProviderLegacyAdapter`);
+* the legacy event adapters of :mod:`actoviq.surfaces` (:class:`LegacyAgentEventRunEventAdapter`,
+  :class:`RunEventLegacyCompatAdapter`, :class:`LegacySurfaceEventPipeline`);
 * :class:`LegacyJsonV1SessionStore`: JSON v1 session files (CAS, lock files, atomic writes),
   also usable as the runtime's session store until cutover;
 * diagnostics: every public name here records its use (:func:`get_compat_diagnostics`) and warns
@@ -39,6 +41,11 @@ from actoviq.compat.diagnostics import (
 )
 from actoviq.compat.legacy_store import LegacyJsonV1SessionJournal, LegacyJsonV1SessionStore
 from actoviq.compat.model_api import LegacyModelApiProvider, ModelProviderLegacyAdapter
+from actoviq.compat.surfaces import (
+    LegacyAgentEventRunEventAdapter,
+    LegacySurfaceEventPipeline,
+    RunEventLegacyCompatAdapter,
+)
 
 if TYPE_CHECKING:
     from actoviq.compat.client import AgentClient, AgentSession, AgentStreamOptions
@@ -246,10 +253,12 @@ __all__ = [
     "CreateAgentSdkOptions",
     "ErrorEvent",
     "HookLifecycleEvent",
+    "LegacyAgentEventRunEventAdapter",
     "LegacyJsonV1SessionJournal",
     "LegacyJsonV1SessionStore",
     "LegacyModelApiProvider",
     "LegacyModelRequest",
+    "LegacySurfaceEventPipeline",
     "LegacyTool",
     "LegacyToolChoice",
     "LegacyUsage",
@@ -273,6 +282,7 @@ __all__ = [
     "ResponseTextDeltaEvent",
     "ResponseThinkingDeltaEvent",
     "ResponseToolInputDeltaEvent",
+    "RunEventLegacyCompatAdapter",
     "RunStartedEvent",
     "SandboxEvent",
     "SessionBusyError",

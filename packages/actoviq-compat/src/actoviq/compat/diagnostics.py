@@ -27,7 +27,7 @@ import inspect
 import logging
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeVar, cast
 
 import attrs
@@ -83,6 +83,32 @@ class CompatDiagnostic:
             "lastUsedAt": self.last_used_at,
         }
 
+    def keys(self) -> tuple[str, ...]:
+        """The reference's field names, so ``dict(diagnostic)`` gives :meth:`to_json`."""
+        return _DIAGNOSTIC_KEYS
+
+    def __getitem__(self, key: str) -> str | int:
+        """Read a field by its reference name (``diagnostic["count"]``) or attribute name.
+
+        Raises:
+            KeyError: no such field.
+        """
+        attribute = _DIAGNOSTIC_FIELDS.get(key)
+        if attribute is None:
+            raise KeyError(key)
+        return cast(str | int, getattr(self, attribute))
+
+
+_DIAGNOSTIC_KEYS: Final = ("symbol", "count", "firstUsedAt", "lastUsedAt")
+_DIAGNOSTIC_FIELDS: Final = {
+    "symbol": "symbol",
+    "count": "count",
+    "firstUsedAt": "first_used_at",
+    "lastUsedAt": "last_used_at",
+    "first_used_at": "first_used_at",
+    "last_used_at": "last_used_at",
+}
+
 
 @attrs.frozen(kw_only=True, slots=True)
 class CompatDiagnosticsSettings:
@@ -102,6 +128,8 @@ _replacements: dict[str, str] = {}
 
 
 def configure_compat_diagnostics(
+    options: Mapping[str, Any] | None = None,
+    /,
     *,
     enabled: bool = _UNSET,
     warn_once: bool = _UNSET,
@@ -110,6 +138,9 @@ def configure_compat_diagnostics(
     """Merge the given settings into the current ones and return the result.
 
     Args:
+        options: the same settings as one mapping, the 0.x way
+            (``{"enabled": False}``, ``{"warnOnce": True, "onDiagnostic": callback}``; snake_case
+            keys work too). Keyword arguments win over it.
         enabled: record at all (default True). Disabled, recording returns at once.
         warn_once: emit a :class:`CompatDeprecationWarning` the first time each symbol is used
             (default True; the reference defaulted to False, but Python hides
@@ -123,14 +154,16 @@ def configure_compat_diagnostics(
         True
     """
     global _settings
-    changes: dict[str, Any] = {}
+    given: dict[str, Any] = _settings_mapping(options)
     for name, value in (
         ("enabled", enabled),
         ("warn_once", warn_once),
         ("on_diagnostic", on_diagnostic),
     ):
-        if value is _UNSET:
-            continue
+        if value is not _UNSET:
+            given[name] = value
+    changes: dict[str, Any] = {}
+    for name, value in given.items():
         if name != "on_diagnostic" and type(value) is not bool:
             raise TypeError(f"configure_compat_diagnostics: {name} must be a bool.")
         if name == "on_diagnostic" and value is not None and not callable(value):
@@ -139,6 +172,32 @@ def configure_compat_diagnostics(
     with _lock:
         _settings = attrs.evolve(_settings, **changes)
         return _settings
+
+
+_SETTING_NAMES: Final = {
+    "enabled": "enabled",
+    "warnOnce": "warn_once",
+    "warn_once": "warn_once",
+    "onDiagnostic": "on_diagnostic",
+    "on_diagnostic": "on_diagnostic",
+}
+
+
+def _settings_mapping(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise TypeError("configure_compat_diagnostics: options must be a mapping.")
+    settings: dict[str, Any] = {}
+    for key, value in options.items():
+        name = _SETTING_NAMES.get(key)
+        if name is None:
+            raise TypeError(
+                f"configure_compat_diagnostics: unknown setting {key!r} (expected enabled, "
+                "warnOnce or onDiagnostic)."
+            )
+        settings[name] = value
+    return settings
 
 
 def get_compat_diagnostics() -> tuple[CompatDiagnostic, ...]:

@@ -7,6 +7,8 @@ the package unchanged.
 
 from __future__ import annotations
 
+from typing import Any
+
 from actoviq.compat.diagnostics import compat_symbol
 from actoviq.providers import legacy as _legacy
 
@@ -27,6 +29,17 @@ class LegacyModelApiProvider(_legacy.LegacyModelApiProvider):
         >>> provider = LegacyModelApiProvider(model_api=existing_model_api)  # doctest: +SKIP
         >>> runtime = AgentRuntime(models=ModelRegistry([provider]))  # doctest: +SKIP
     """
+
+    def __init__(self, model_api: _legacy.ModelApi, **options: Any) -> None:
+        """Wrap ``model_api`` (positional, as the 0.x constructor took it, or by keyword).
+
+        Args:
+            model_api: the legacy model client.
+            **options: the other keyword arguments of
+                :class:`actoviq.providers.legacy.LegacyModelApiProvider` (``id``,
+                ``capabilities``, ...).
+        """
+        super().__init__(model_api=model_api, **options)
 
 
 @compat_symbol(

@@ -87,6 +87,51 @@ class AgentRunResult:
     permission_decisions: tuple[PermissionDecision, ...] = ()
     run_result: RunResult[Any] | None = attrs.field(default=None, eq=False, repr=False)
 
+    # The 0.x (camelCase) names of the fields, for code moved over from the reference.
+
+    @property
+    def runId(self) -> str:
+        """0.x name of :attr:`run_id`."""
+        return self.run_id
+
+    @property
+    def stopReason(self) -> str | None:
+        """0.x name of :attr:`stop_reason`."""
+        return self.stop_reason
+
+    @property
+    def toolCalls(self) -> tuple[AgentToolCallRecord, ...]:
+        """0.x name of :attr:`tool_calls`."""
+        return self.tool_calls
+
+    @property
+    def startedAt(self) -> str:
+        """0.x name of :attr:`started_at`."""
+        return self.started_at
+
+    @property
+    def completedAt(self) -> str:
+        """0.x name of :attr:`completed_at`."""
+        return self.completed_at
+
+    @property
+    def sessionId(self) -> str | None:
+        """0.x name of :attr:`session_id`."""
+        return self.session_id
+
+    @property
+    def permissionDecisions(self) -> tuple[PermissionDecision, ...]:
+        """0.x name of :attr:`permission_decisions`."""
+        return self.permission_decisions
+
+    def __getitem__(self, key: str) -> Any:
+        """A field of :meth:`to_json` by its 0.x name (``result["stopReason"]``).
+
+        Raises:
+            KeyError: no such field (absent optionals such as ``sessionId`` included).
+        """
+        return self.to_json()[key]
+
     def to_json(self) -> JsonObject:
         """The reference's ``AgentRunResult`` JSON (camelCase; absent optionals omitted)."""
         data: dict[str, Any] = {

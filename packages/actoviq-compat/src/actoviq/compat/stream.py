@@ -28,8 +28,9 @@ run's error (the same one ``result`` raises).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator
 from types import TracebackType
 from typing import Any, Final, Literal, Self, cast
 
@@ -205,8 +206,12 @@ class AgentRunStream:
         return self._task.done()
 
     def cancel(self, reason: str | None = None) -> None:
-        """Cancel the run (a no-op once it finished); ``result`` then raises the cancellation."""
-        if self._task.done() or self._cancelled:
+        """Cancel the run; ``result`` then raises the cancellation.
+
+        A no-op once the run finished or its terminal event (``response.completed`` or
+        ``error``) was produced: the outcome is decided by then.
+        """
+        if self._task.done() or self._cancelled or self._terminal is not None:
             return
         self._cancelled = True
         self._cancel_reason = reason or "AgentRunStream cancelled."
@@ -313,9 +318,13 @@ class AgentRunStream:
         if self._iterating:
             raise StreamConsumedError("An AgentRunStream has exactly one consumer.")
         self._iterating = True
-        return self._events()
+        return _EventIterator(self, self._events())
 
-    async def _events(self) -> AsyncIterator[AgentEvent]:
+    def abandon(self) -> None:
+        """The consumer dropped its iterator: cancel an unfinished run (internal)."""
+        self.cancel(CONSUMER_STOPPED)
+
+    async def _events(self) -> AsyncGenerator[AgentEvent, None]:
         finished = False
         try:
             while True:
@@ -349,6 +358,36 @@ class AgentRunStream:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+class _EventIterator:
+    """The consumer's iterator: dropping it unfinished cancels the run at once.
+
+    ``break`` out of ``async for`` drops it synchronously; the generator's own ``finally`` would
+    only run once the event loop gets round to closing it.
+    """
+
+    __slots__ = ("_events", "_stream")
+
+    def __init__(self, stream: AgentRunStream, events: AsyncGenerator[AgentEvent, None]) -> None:
+        self._stream = stream
+        self._events = events
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> AgentEvent:
+        return await self._events.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop iterating (cancels an unfinished run)."""
+        await self._events.aclose()
+
+    def __del__(self) -> None:
+        # Runs synchronously when ``async for`` is left; the generator's own ``finally`` only
+        # runs once the loop's async-generator finalizer is scheduled. Nothing may escape here.
+        with contextlib.suppress(Exception):
+            self._stream.abandon()
 
 
 def _retrieve(task: asyncio.Task[Any]) -> None:
