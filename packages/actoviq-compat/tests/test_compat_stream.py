@@ -122,7 +122,8 @@ async def test_waiting_deltas_are_coalesced() -> None:
     async with await create_agent_sdk(modelApi=model_api, tools=[gate]) as sdk:
         stream = sdk.stream("talk", maxBufferedEvents=16)
         await asyncio.wait_for(reached.wait(), 10)  # every delta of turn 1 is buffered by now
-        assert stream.buffered_event_count < 16
+        assert 0 < stream.buffered_event_count == stream.bufferedEventCount < 16
+        assert (stream.pendingConsumerCount, stream.pendingProducerCount) == (0, 0)
         events = [event async for event in stream]
     deltas = [
         cast(dict[str, Any], e)
@@ -240,6 +241,7 @@ async def test_leaving_the_loop_cancels_at_once_not_when_the_generator_is_collec
         async for _ in stream:
             break
         assert stream.is_cancelled  # no await in between: the break itself cancelled
+        assert stream.isCancelled  # the 0.x name reads the same
         assert stream.cancel_reason == CONSUMER_STOPPED
         with pytest.raises(RunCancelledError):
             await asyncio.wait_for(stream.result, 10)

@@ -36,7 +36,9 @@ from actoviq.runtime import (
 __all__ = ["PERMISSION_MODES", "PermissionMode", "PermissionRule", "PermissionSettings"]
 
 PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan", "auto"]
+"""The 0.x permission modes (``permissionMode``), mapped onto a runtime ``ToolPolicy``."""
 PERMISSION_MODES: Final = ("default", "acceptEdits", "bypassPermissions", "plan", "auto")
+"""Every :data:`PermissionMode`, in the 0.x order."""
 _BEHAVIORS: Final = frozenset({"allow", "deny", "ask"})
 
 

@@ -50,8 +50,11 @@ __all__ = [
 ]
 
 OverflowStrategy = Literal["throw", "drop-oldest", "drop-newest", "block"]
+"""What a full :class:`AgentRunStream` buffer does with one more event (see the module doc)."""
 DEFAULT_MAX_BUFFERED_EVENTS: Final = 256
+"""The default buffer size of :class:`AgentRunStream`, the terminal event's slot included."""
 CONSUMER_STOPPED: Final = "AgentRunStream consumer stopped before completion."
+"""The cancellation reason when the consumer stops iterating before the terminal event."""
 _STRATEGIES: Final = frozenset({"throw", "drop-oldest", "drop-newest", "block"})
 _DELTAS: Final = frozenset(
     {"response.text.delta", "response.thinking.delta", "response.tool_input.delta"}
@@ -204,6 +207,28 @@ class AgentRunStream:
     def done(self) -> bool:
         """True once the run finished and every event was produced."""
         return self._task.done()
+
+    # The 0.x (camelCase) names of the counters, for code moved over from the reference.
+
+    @property
+    def bufferedEventCount(self) -> int:
+        """0.x name of :attr:`buffered_event_count`."""
+        return self.buffered_event_count
+
+    @property
+    def pendingConsumerCount(self) -> int:
+        """0.x name of :attr:`pending_consumer_count`."""
+        return self.pending_consumer_count
+
+    @property
+    def pendingProducerCount(self) -> int:
+        """0.x name of :attr:`pending_producer_count`."""
+        return self.pending_producer_count
+
+    @property
+    def isCancelled(self) -> bool:
+        """0.x name of :attr:`is_cancelled`."""
+        return self.is_cancelled
 
     def cancel(self, reason: str | None = None) -> None:
         """Cancel the run; ``result`` then raises the cancellation.
