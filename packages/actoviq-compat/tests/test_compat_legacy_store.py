@@ -202,12 +202,32 @@ async def test_row_113_unsafe_ids_are_refused_before_any_io(tmp_path: Path) -> N
     with pytest.raises(UnsafeSessionIdError, match="Unsafe sessionId"):
         await store.delete("../../escaped")
     assert outside.exists()
-    for bad in ("", ".", "..", "a/b", "a\\b", "a\x00b", "/abs"):
+    too_long = "é" * 101  # 202 UTF-8 bytes: the lock file name would not fit in 255 later
+    for bad in ("", " ", ".", "..", "a/b", "a\\b", "a\x00b", "/abs", "a\nb", "a\x7fb", too_long):
         with pytest.raises(UnsafeSessionIdError):
             await store.load(bad)
         with pytest.raises(UnsafeSessionIdError):
             await store.create(id=bad)
+        with pytest.raises(UnsafeSessionIdError):
+            await store.delete(bad)
     assert not (tmp_path / "root").exists()
+    longest = "a" * 200
+    assert (await store.create(id=longest))["id"] == longest
+    assert (await store.delete(longest)) is True
+
+
+async def test_a_symlinked_session_file_is_refused_and_its_target_untouched(
+    tmp_path: Path,
+) -> None:
+    store = _store(tmp_path / "root")
+    await store.create(id="real")
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps(_legacy_file("evil")), "utf-8")
+    (tmp_path / "root" / "sessions" / "evil.json").symlink_to(outside)
+    with pytest.raises(SessionDataError):
+        await store.load("evil")
+    assert [summary["id"] for summary in await store.list()] == ["real"]
+    assert json.loads(outside.read_text("utf-8"))["id"] == "evil"
 
 
 async def test_missing_session_and_delete(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from actoviq.compat.legacy_store._files import (
     LOCK_TIMEOUT_S,
     FileLock,
     check_segment,
+    read_regular_file,
     write_atomic,
 )
 from actoviq.compat.legacy_store.shapes import StoredSession, dumps_session, parse_session
@@ -84,7 +85,7 @@ class SessionDirectory:
         """
         path = self.session_path(session_id)
         try:
-            raw = path.read_bytes()
+            raw = read_regular_file(path)
         except FileNotFoundError:
             return None
         except OSError as error:

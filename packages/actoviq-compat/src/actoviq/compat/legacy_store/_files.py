@@ -30,10 +30,12 @@ __all__ = [
     "LOCK_RETRY_S",
     "LOCK_STALE_S",
     "LOCK_TIMEOUT_S",
+    "MAX_SEGMENT_BYTES",
     "FileLock",
     "check_segment",
     "fsync_directory",
     "owner_token",
+    "read_regular_file",
     "try_create_exclusive",
     "write_atomic",
 ]
@@ -44,28 +46,53 @@ LOCK_RETRY_S: Final = 0.01
 _WINDOWS_RETRIES: Final = 8
 
 
+MAX_SEGMENT_BYTES: Final = 200
+"""The longest id (UTF-8 bytes): its lock and temporary file names must still fit in 255."""
+
+
 def check_segment(value: object, field: str = "sessionId") -> str:
     r"""``value`` if it is a plain, non-empty file-name segment, else :class:`UnsafeSessionIdError`.
 
-    Refused: non-strings, empty, ``.``/``..``, path separators (``/`` and ``\\``), NUL, and an
-    absolute or (on Windows) drive-relative path.
+    Refused: non-strings, empty or blank, ``.``/``..``, path separators (``/`` and ``\\``), NUL
+    and other control characters, an absolute or (on Windows) drive-relative path, and more than
+    :data:`MAX_SEGMENT_BYTES` UTF-8 bytes (the file system would refuse the lock file later).
     """
-    if not isinstance(value, str) or not value:
+    if not isinstance(value, str) or not value.strip():
         raise UnsafeSessionIdError(f"Unsafe {field}: must be a non-empty string.")
     unsafe = (
         value in (".", "..")
         or "/" in value
         or "\\" in value
-        or "\x00" in value
+        or any(ord(char) < 0x20 or ord(char) == 0x7F for char in value)
         or os.path.isabs(value)
         or (os.name == "nt" and ":" in value)
     )
     if unsafe:
         raise UnsafeSessionIdError(
             f"Unsafe {field} {value!r}: it must be one plain path segment (no separators, "
-            "no NUL, not . or ..)."
+            "no NUL or control characters, not . or ..)."
+        )
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate: no file name on a UTF-8 file system
+        raise UnsafeSessionIdError(f"Unsafe {field} {value!r}: not valid Unicode.") from None
+    if size > MAX_SEGMENT_BYTES:
+        raise UnsafeSessionIdError(
+            f"Unsafe {field} {value[:32]!r}...: {size} bytes, at most {MAX_SEGMENT_BYTES}."
         )
     return value
+
+
+def read_regular_file(path: Path) -> bytes:
+    """The bytes of ``path``, refusing a symbolic link (it could point outside the root).
+
+    Raises:
+        FileNotFoundError: no such file.
+        OSError: a symbolic link (``ELOOP``) or another read failure.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as file:
+        return file.read()
 
 
 def owner_token() -> str:

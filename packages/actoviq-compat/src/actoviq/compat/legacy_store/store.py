@@ -44,6 +44,7 @@ from actoviq.compat.legacy_store._files import (
     break_if_stale,
     check_segment,
     owner_token,
+    read_regular_file,
     try_create_exclusive,
     write_atomic,
 )
@@ -348,7 +349,7 @@ class LegacyJsonV1SessionStore:
             f"{check_segment(checkpoint_id, 'checkpointId')}.json"
         )
         try:
-            raw = await asyncio.to_thread(path.read_bytes)
+            raw = await asyncio.to_thread(read_regular_file, path)
         except FileNotFoundError:
             raise SessionNotFoundError(f"{session_id} checkpoint {checkpoint_id}") from None
         try:
