@@ -147,7 +147,7 @@ async def test_a_version_1_database_is_upgraded_to_turns(tmp_path: Path) -> None
         assert "storage_v2_session_items_tail" in _indexes(conn)
     engine.dispose()
     assert known_revisions() == (set(SHIPPED_REVISIONS), SHIPPED_REVISIONS[-1])
-    assert SHIPPED_REVISIONS[-1] == "0005"
+    assert SHIPPED_REVISIONS[-1] == "0006"
     async with await SqliteStorage.open(db) as storage:
         async with storage.database.read() as conn:
             version = (await conn.execute(text("SELECT version_num FROM alembic_version"))).all()
@@ -394,6 +394,7 @@ def test_wheel_ships_the_migrations(tmp_path: Path) -> None:
         base + "versions/0003_session_turns.py",
         base + "versions/0004_checkpoint_lease.py",
         base + "versions/0005_ledgers_and_workflow_runs.py",
+        base + "versions/0006_artifact_blobs.py",
         base + "schema_v1.py",
     } <= names
     assert "actoviq/__init__.py" not in names

@@ -1,5 +1,9 @@
 """Store protocols, typed storage errors, in-memory stores and runtime adapters.
 
+Artifact bytes: :class:`ArtifactBlobStore` (content-addressed, streamed; in-memory and local
+directory here, a SQL blob table in ``actoviq.storage.sqlite``) behind
+:class:`ArtifactMetadataStore`, kept together by :class:`ArtifactStore`.
+
 Backends (``actoviq.storage.sqlite``) implement the protocols; ``AgentRuntime`` talks only to
 :class:`RuntimeSessionStore` and :class:`RunCheckpointStore`. The conformance suite lives in
 :mod:`actoviq.runtime.stores.conformance` (imported explicitly by tests, not here).
@@ -12,6 +16,28 @@ from actoviq.runtime.stores.adapters import (
     StoreRuntimeSessionAdapter,
     parse_session_revision,
 )
+from actoviq.runtime.stores.artifacts import (
+    DEFAULT_GC_GRACE_MS,
+    DEFAULT_MAX_ARTIFACT_BYTES,
+    DEFAULT_MAX_READ_BYTES,
+    ArtifactContent,
+    ArtifactReader,
+    ArtifactStore,
+    GarbageReport,
+)
+from actoviq.runtime.stores.blob_directory import DirectoryArtifactBlobStore
+from actoviq.runtime.stores.blob_memory import InMemoryArtifactBlobStore
+from actoviq.runtime.stores.blobs import (
+    DEFAULT_CHUNK_SIZE,
+    ArtifactBlobStore,
+    BlobInfo,
+    ByteSource,
+    DigestWriter,
+    StreamVerifier,
+    byte_chunks,
+    check_chunk_size,
+    check_max_bytes,
+)
 from actoviq.runtime.stores.claims import (
     DEFAULT_LEASE_MS,
     RunLease,
@@ -22,6 +48,9 @@ from actoviq.runtime.stores.claims import (
 from actoviq.runtime.stores.clock import StoreClock, wall_clock_ms
 from actoviq.runtime.stores.codec import FernetPayloadCodec, PayloadCodec, PayloadCodecError
 from actoviq.runtime.stores.errors import (
+    ArtifactBlobMissingError,
+    ArtifactIntegrityError,
+    ArtifactTooLargeError,
     SessionRevisionConflictError,
     StorageConflictError,
     StorageDataError,
@@ -91,26 +120,43 @@ __all__ = [
     "AUDIT_ONLY_KINDS",
     "CHECKPOINT_STATUSES",
     "DEFAULT_HISTORY_CACHE_ITEMS",
+    "DEFAULT_CHUNK_SIZE",
+    "DEFAULT_GC_GRACE_MS",
     "DEFAULT_LEASE_MS",
+    "DEFAULT_MAX_ARTIFACT_BYTES",
+    "DEFAULT_MAX_READ_BYTES",
     "DEFAULT_TENANT_ID",
     "DURABLE_CHILD_STATUSES",
     "WORKFLOW_NODE_STATUSES",
     "WORKFLOW_RUN_STATUSES",
+    "ArtifactBlobMissingError",
+    "ArtifactBlobStore",
+    "ArtifactContent",
+    "ArtifactIntegrityError",
     "ArtifactMetadataStore",
+    "ArtifactReader",
     "ArtifactRecord",
+    "ArtifactStore",
+    "ArtifactTooLargeError",
+    "BlobInfo",
     "BudgetLedgerLimits",
     "BudgetLedgerRecord",
     "BudgetLedgerStore",
     "BudgetLedgerUpdate",
     "BudgetReservationRow",
     "CachedTranscript",
+    "ByteSource",
     "CheckpointRecord",
     "CheckpointStatus",
     "CheckpointStore",
     "ClaimingRunCheckpointStore",
+    "DigestWriter",
+    "DirectoryArtifactBlobStore",
     "DurableChildRow",
     "DurableChildStore",
     "FernetPayloadCodec",
+    "GarbageReport",
+    "InMemoryArtifactBlobStore",
     "InMemoryArtifactMetadataStore",
     "InMemoryBudgetLedgerStore",
     "InMemoryCheckpointStore",
@@ -145,9 +191,13 @@ __all__ = [
     "StoreRuntimeSessionAdapter",
     "StoredItems",
     "StoredSessionItem",
+    "StreamVerifier",
     "WorkflowNodeRow",
     "WorkflowRunRow",
     "WorkflowRunStore",
+    "byte_chunks",
+    "check_chunk_size",
+    "check_max_bytes",
     "claim_refusal",
     "interruptions_of",
     "new_lease_owner",

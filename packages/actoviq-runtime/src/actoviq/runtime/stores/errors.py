@@ -15,6 +15,9 @@ from typing import Any, ClassVar
 from actoviq.core import RunError
 
 __all__ = [
+    "ArtifactBlobMissingError",
+    "ArtifactIntegrityError",
+    "ArtifactTooLargeError",
     "SessionRevisionConflictError",
     "StorageConflictError",
     "StorageDataError",
@@ -120,3 +123,80 @@ class StorageUnavailableError(StorageError):
         self, message: str, *, cause: BaseException | None = None, retryable: bool = True
     ) -> None:
         super().__init__(message, phase="runtime", retryable=retryable, cause=cause)
+
+
+class ArtifactIntegrityError(StorageDataError):
+    """Stored artifact bytes do not match their sha256 digest or size (corruption; fail closed).
+
+    A streamed read raises it before it reports the end of the stream, so a consumer that only
+    commits what it received once the stream ends never commits corrupt bytes.
+
+    Attributes:
+        sha256: the digest the bytes were stored under.
+        actual_sha256: the digest of the bytes read (None when the size was already wrong).
+        expected_size: the recorded size, when known.
+        actual_size: how many bytes were read (or found on disk).
+    """
+
+    default_code: ClassVar[str] = "STORAGE_ARTIFACT_CORRUPT"
+
+    def __init__(
+        self,
+        sha256: str,
+        *,
+        actual_sha256: str | None = None,
+        expected_size: int | None = None,
+        actual_size: int | None = None,
+        reason: str | None = None,
+    ) -> None:
+        detail = reason or (
+            f"size {actual_size} is not the recorded {expected_size}"
+            if actual_sha256 is None
+            else f"its sha256 is {actual_sha256}"
+        )
+        super().__init__(
+            f"Artifact blob sha256:{sha256} is corrupt: {detail}. Restore it from a backup or "
+            "put the artifact again.",
+            details={
+                "sha256": sha256,
+                "actualSha256": actual_sha256,
+                "expectedSize": expected_size,
+                "actualSize": actual_size,
+            },
+        )
+        self.sha256 = sha256
+        self.actual_sha256 = actual_sha256
+        self.expected_size = expected_size
+        self.actual_size = actual_size
+
+
+class ArtifactTooLargeError(StorageDataError):
+    """An artifact's bytes exceed the size limit; nothing was stored.
+
+    Attributes:
+        limit: the limit in bytes.
+    """
+
+    default_code: ClassVar[str] = "STORAGE_ARTIFACT_TOO_LARGE"
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"Artifact is larger than the limit of {limit} bytes; nothing was stored. Raise "
+            "max_bytes (per put) or max_artifact_bytes (per store) to accept it.",
+            details={"limit": limit},
+        )
+        self.limit = limit
+
+
+class ArtifactBlobMissingError(StorageNotFoundError):
+    """No blob is stored under a digest (an artifact whose bytes were never stored here).
+
+    Attributes:
+        sha256: the digest looked up.
+    """
+
+    default_code: ClassVar[str] = "STORAGE_ARTIFACT_BLOB_MISSING"
+
+    def __init__(self, sha256: str) -> None:
+        super().__init__(f"artifact blob sha256:{sha256}")
+        self.sha256 = sha256

@@ -40,6 +40,7 @@ from actoviq.runtime.stores.validation import (
     require_limit,
     require_optional_key,
     require_revision,
+    require_sha256,
 )
 
 __all__ = [
@@ -289,6 +290,11 @@ class InMemoryArtifactMetadataStore:
     ) -> bool:
         """See :meth:`ArtifactMetadataStore.delete`."""
         return self._rows.delete(row_key(tenant_id, artifact_id, "artifactId"), expected_revision)
+
+    async def referenced_sha256(self, *, sha256s: Sequence[str]) -> frozenset[str]:
+        """See :meth:`ArtifactMetadataStore.referenced_sha256`."""
+        wanted = {require_sha256(value) for value in sha256s}
+        return frozenset(row.sha256 for row in self._rows.rows.values() if row.sha256 in wanted)
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -274,7 +274,11 @@ class MemoryStore(Protocol):
 
 @runtime_checkable
 class ArtifactMetadataStore(Protocol):
-    """Artifact metadata (media type, size, sha256, where the bytes are); never the bytes."""
+    """Artifact metadata (media type, size, sha256, where the bytes are); never the bytes.
+
+    The bytes live in an :class:`~actoviq.runtime.stores.blobs.ArtifactBlobStore` under the
+    record's sha256; :class:`~actoviq.runtime.stores.artifacts.ArtifactStore` keeps both together.
+    """
 
     async def put(
         self,
@@ -306,6 +310,14 @@ class ArtifactMetadataStore(Protocol):
         self, *, tenant_id: str, artifact_id: str, expected_revision: int | None = None
     ) -> bool:
         """Delete the metadata; False when absent."""
+        ...
+
+    async def referenced_sha256(self, *, sha256s: Sequence[str]) -> frozenset[str]:
+        """Which of ``sha256s`` some record of *any* tenant references (blob garbage collection).
+
+        Raises:
+            StorageDataError: an entry is not a lowercase hex sha256 digest.
+        """
         ...
 
     async def aclose(self) -> None:

@@ -25,9 +25,14 @@ from actoviq.storage.sqlite.migration import (
     RollbackReport,
     VerifyReport,
 )
-from actoviq.storage.sqlite.storage import SqliteStorage
+from actoviq.storage.sqlite.storage import (
+    ArtifactBlobsOption,
+    SqliteStorage,
+    default_blob_directory,
+)
 
 __all__ = [
+    "ArtifactBlobsOption",
     "JsonV1Migrator",
     "LegacySessionFile",
     "MigrationFileReport",
@@ -41,5 +46,6 @@ __all__ = [
     "StorageSchemaError",
     "VerifyReport",
     "convert_legacy_json_v1_message",
+    "default_blob_directory",
     "read_legacy_session_file",
 ]

@@ -7,6 +7,7 @@ from typing import Any, cast
 
 import attrs
 from sqlalchemy import Row, insert, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -282,6 +283,7 @@ class SqlArtifactMetadataStore:
     """:class:`~actoviq.runtime.stores.ArtifactMetadataStore` on SQLAlchemy Core."""
 
     def __init__(self, database: Database) -> None:
+        self._db = database
         self._rows = KeyedRows(
             database,
             artifacts,
@@ -369,8 +371,27 @@ class SqlArtifactMetadataStore:
         """See :meth:`ArtifactMetadataStore.delete`."""
         return await self._rows.delete(tenant_id, artifact_id, expected_revision)
 
+    async def referenced_sha256(self, *, sha256s: Sequence[str]) -> frozenset[str]:
+        """See :meth:`ArtifactMetadataStore.referenced_sha256`."""
+        wanted = sorted({require_sha256(value) for value in sha256s})
+        if not wanted:
+            return frozenset()
+
+        def work(conn: Connection) -> frozenset[str]:
+            found: set[str] = set()
+            for start in range(0, len(wanted), _IN_BATCH):
+                batch = wanted[start : start + _IN_BATCH]
+                query = select(artifacts.c.sha256).where(artifacts.c.sha256.in_(batch)).distinct()
+                found.update(str(value) for value in conn.execute(query).scalars())
+            return frozenset(found)
+
+        return await self._db.run_read(work)
+
     async def aclose(self) -> None:
         """No-op: the :class:`SqliteStorage` owns the engine."""
+
+
+_IN_BATCH = 500
 
 
 def _child_resource(tenant_id: str, child_id: str) -> str:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from actoviq.storage.sqlite._engine import Database
 
 MIGRATIONS = Path(__file__).with_name("migrations")
-SHIPPED_REVISIONS = ("0001", "0002", "0003", "0004", "0005")
+SHIPPED_REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0006")
 """The Alembic revisions in ``migrations/versions``, oldest first; the last is the head.
 
 Opening a database already at the head reads ``alembic_version`` with one query and never

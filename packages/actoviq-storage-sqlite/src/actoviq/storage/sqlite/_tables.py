@@ -1,6 +1,6 @@
 """SQLAlchemy Core tables (spec 04 §3.3 layout, plus the durable-children table of §8.1.2).
 
-This is the head schema (storage-v2 version 2, Alembic revision 0005). Version 1 followed the
+This is the head schema (storage-v2 version 2, Alembic revision 0006). Version 1 followed the
 reference's layout (one journal row per session item, frozen in ``migrations/schema_v1.py``);
 decision D7 makes the layout ours, and version 2 stores the journal as one row per *append*
 (``storage_v2_session_turns``): the item ids, kinds and payloads of the append as JSON arrays.
@@ -22,6 +22,7 @@ from sqlalchemy import (
     ForeignKeyConstraint,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     Table,
@@ -156,6 +157,41 @@ artifacts = Table(
     PrimaryKeyConstraint("tenant_id", "artifact_id"),
 )
 Index("storage_v2_artifacts_updated", artifacts.c.tenant_id, artifacts.c.updated_at)
+# Blob garbage collection asks which digests any record (of any tenant) references: 0006.
+Index("storage_v2_artifacts_sha256", artifacts.c.sha256)
+
+# Artifact bytes in the database (0006): one row per blob, its content in chunk rows. A blob being
+# written has ``sha256`` NULL (its chunks arrive in small transactions); the last transaction
+# names it, or drops it in favour of an existing blob with the same digest. ``blob_seq`` never
+# changes, so naming a blob never rewrites its chunks.
+artifact_blobs = Table(
+    "storage_v2_artifact_blobs",
+    metadata,
+    Column(
+        "blob_seq",
+        BigInteger().with_variant(Integer(), "sqlite"),
+        primary_key=True,
+        autoincrement=True,
+    ),
+    Column("sha256", Text, nullable=True),
+    Column("size", BigInteger, nullable=False),
+    Column("chunk_count", BigInteger, nullable=False),
+    Column("touched_at", BigInteger, nullable=False),  # epoch ms: garbage collection's grace
+    Column("created_at", Text, nullable=False),
+    CheckConstraint("size >= 0 AND chunk_count >= 0", name="storage_v2_artifact_blobs_counts"),
+)
+Index("storage_v2_artifact_blobs_sha256", artifact_blobs.c.sha256, unique=True)
+Index("storage_v2_artifact_blobs_touched", artifact_blobs.c.touched_at)
+
+artifact_chunks = Table(
+    "storage_v2_artifact_chunks",
+    metadata,
+    Column("blob_seq", BigInteger().with_variant(Integer(), "sqlite"), nullable=False),
+    Column("chunk_index", BigInteger, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+    PrimaryKeyConstraint("blob_seq", "chunk_index"),
+    ForeignKeyConstraint(["blob_seq"], [artifact_blobs.c.blob_seq]),
+)
 
 durable_children = Table(
     "storage_v2_durable_children",

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from actoviq.runtime.stores import (
+    ArtifactBlobStore,
     ArtifactMetadataStore,
+    ArtifactStore,
     BudgetLedgerStore,
     CheckpointStore,
+    DirectoryArtifactBlobStore,
     DurableChildStore,
     MemoryStore,
     SessionStore,
+    StorageDataError,
     StorageUnavailableError,
     WorkflowRunStore,
 )
@@ -21,7 +26,17 @@ from actoviq.storage.sqlite.adapters import SqliteRunCheckpointAdapter, SqliteRu
 if TYPE_CHECKING:
     from actoviq.storage.sqlite._engine import Database
 
-__all__ = ["SqliteStorage"]
+__all__ = ["ArtifactBlobsOption", "SqliteStorage", "default_blob_directory"]
+
+ArtifactBlobsOption = ArtifactBlobStore | Literal["database", "directory"] | str | os.PathLike[str]
+"""Where :class:`SqliteStorage` keeps artifact bytes: a blob store, ``"database"`` (the chunked
+blob table), ``"directory"`` (the default folder beside a database file) or a folder path."""
+
+
+def default_blob_directory(database_file: str | os.PathLike[str]) -> Path:
+    """The folder for artifact bytes beside a database file: ``<file>-artifacts``."""
+    path = Path(database_file)
+    return path.with_name(f"{path.name}-artifacts")
 
 
 class SqliteStorage:
@@ -43,7 +58,8 @@ class SqliteStorage:
         ...     )
     """
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, *, blobs: ArtifactBlobStore | None = None) -> None:
+        from actoviq.storage.sqlite._blobs import SqlArtifactBlobStore
         from actoviq.storage.sqlite._ledgers import SqlBudgetLedgerStore
         from actoviq.storage.sqlite._records import (
             SqlArtifactMetadataStore,
@@ -63,6 +79,12 @@ class SqliteStorage:
         self.children: DurableChildStore = SqlDurableChildStore(database)
         self.ledgers: BudgetLedgerStore = SqlBudgetLedgerStore(database)
         self.workflows: WorkflowRunStore = SqlWorkflowRunStore(database)
+        self.blobs: ArtifactBlobStore = (
+            blobs if blobs is not None else SqlArtifactBlobStore(database)
+        )
+        """Where artifact bytes live (see :meth:`open`'s ``artifact_blobs``)."""
+        self.artifact_store = ArtifactStore(self.artifacts, self.blobs)
+        """Artifact records and their bytes together (put, open, read, collect_garbage)."""
 
     @classmethod
     async def open(
@@ -72,6 +94,7 @@ class SqliteStorage:
         busy_timeout_ms: int = 5000,
         echo: bool = False,
         inline_transactions: bool = True,
+        artifact_blobs: ArtifactBlobsOption | None = None,
     ) -> SqliteStorage:
         """Open (and create or upgrade) the database at ``target``.
 
@@ -86,6 +109,11 @@ class SqliteStorage:
                 and writes while no other process holds the write lock (otherwise they move to a
                 worker thread). ``False`` runs every transaction on a worker thread. No effect on
                 ``":memory:"`` or PostgreSQL.
+            artifact_blobs: where artifact bytes go (:attr:`blobs`). Default: for a database
+                file, the folder ``<file>-artifacts`` beside it (created on first write); for
+                ``":memory:"`` and URLs, the database itself (``"database"``: a chunked blob
+                table, shared by every process that uses the database). A folder path or an
+                :class:`~actoviq.runtime.stores.ArtifactBlobStore` (an object store) also works.
 
         Raises:
             StorageUnavailableError: the driver is missing or the database cannot be opened.
@@ -97,11 +125,13 @@ class SqliteStorage:
         except ImportError as error:  # pragma: no cover - SQLAlchemy is a hard dependency
             raise StorageUnavailableError("SQLAlchemy is not installed.", cause=error) from error
         text = str(target)
-        url = text if "://" in text else sqlite_url(text)
+        is_url = "://" in text
+        url = text if is_url else sqlite_url(text)
+        blobs = _blob_store(artifact_blobs, None if is_url or text == ":memory:" else text)
         database = await open_database(
             url, busy_timeout_ms=busy_timeout_ms, echo=echo, inline=inline_transactions
         )
-        return cls(database)
+        return cls(database, blobs=blobs)
 
     def runtime_sessions(self) -> SqliteRuntimeSessionAdapter:
         """The session store as the runtime reads it: ``AgentRuntime(sessions=...)``.
@@ -165,3 +195,22 @@ class SqliteStorage:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _blob_store(option: ArtifactBlobsOption | None, file: str | None) -> ArtifactBlobStore | None:
+    """The blob store for ``option`` (None: the SQL blob table, built by the constructor)."""
+    if isinstance(option, ArtifactBlobStore):
+        return option
+    if option is None:
+        option = "directory" if file is not None else "database"
+    if option == "database":
+        return None
+    if option == "directory":
+        if file is None:
+            raise StorageDataError(
+                'artifact_blobs="directory" needs a database file; pass a folder path instead.'
+            )
+        return DirectoryArtifactBlobStore(default_blob_directory(file))
+    if isinstance(option, str | os.PathLike):  # pyright: ignore[reportUnnecessaryIsInstance]
+        return DirectoryArtifactBlobStore(option)
+    raise StorageDataError(f"artifact_blobs must be a blob store, a mode or a path: {option!r}")

@@ -7,6 +7,10 @@ build a :class:`StoreBundle` and parametrise over :data:`CONFORMANCE_CHECKS`::
     async def test_conformance(bundle: StoreBundle, check: ConformanceCheck) -> None:
         await check.run(bundle, uuid.uuid4().hex)
 
+Artifact bytes (a metadata store and a blob store together) have their own suite,
+:data:`ARTIFACT_CHECKS` over an :class:`ArtifactBundle` (see
+:mod:`actoviq.runtime.stores.conformance.artifact_bytes`).
+
 Each check receives a fresh namespace string and uses it as a tenant prefix, so checks can share
 one database (PostgreSQL) without seeing each other's rows.
 """
@@ -27,8 +31,21 @@ from actoviq.runtime.stores.conformance._base import (
     StoreBundle,
     expect_error,
 )
+from actoviq.runtime.stores.conformance.artifact_bytes import (
+    ARTIFACT_CHECKS,
+    ArtifactBundle,
+    ArtifactCheck,
+)
 
-__all__ = ["CONFORMANCE_CHECKS", "ConformanceCheck", "StoreBundle", "expect_error"]
+__all__ = [
+    "ARTIFACT_CHECKS",
+    "CONFORMANCE_CHECKS",
+    "ArtifactBundle",
+    "ArtifactCheck",
+    "ConformanceCheck",
+    "StoreBundle",
+    "expect_error",
+]
 
 # Importing the check modules registers their checks.
 _MODULES = (sessions, records, adapters, strict_json, ledgers, workflows)

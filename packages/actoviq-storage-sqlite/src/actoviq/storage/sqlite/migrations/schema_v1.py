@@ -4,7 +4,8 @@
 when it shipped, so the tables that later revisions changed are declared here as they were
 (one journal row per session item, no session incarnation; checkpoints without the 0004 lease
 columns) and every other table is copied from the head (they have not changed since version 1),
-except the tables later revisions added (0005: ledgers and workflow runs).
+except the tables later revisions added (0005: ledgers and workflow runs; 0006: artifact blobs)
+and the indexes they added.
 """
 
 from __future__ import annotations
@@ -98,9 +99,16 @@ _ADDED_SINCE_V1 = (  # created by 0005
     "storage_v2_budget_reservations",
     "storage_v2_workflow_runs",
     "storage_v2_workflow_nodes",
+    # created by 0006
+    "storage_v2_artifact_blobs",
+    "storage_v2_artifact_chunks",
 )
+_INDEXES_ADDED_SINCE_V1 = ("storage_v2_artifacts_sha256",)  # created by 0006
 for _table in head.metadata.sorted_tables:
     if _table.name not in _CHANGED_SINCE_V1 + _ADDED_SINCE_V1:
-        _table.to_metadata(metadata_v1)
+        _copy = _table.to_metadata(metadata_v1)
+        for _index in list(_copy.indexes):
+            if _index.name in _INDEXES_ADDED_SINCE_V1:
+                _copy.indexes.discard(_index)
 
 APPEND_ONLY_TABLES_V1 = ("storage_v2_session_items", "storage_v2_session_snapshots")
