@@ -31,8 +31,16 @@ if ! "${PGBIN}/pg_isready" -q -h 127.0.0.1 -p "${PORT}"; then
     as_postgres "${PGBIN}/initdb" -D "${TMPDIR_PG}/data" -A trust -U postgres --no-sync -E UTF8 \
       --locale=C.UTF-8 >&2
   fi
-  as_postgres "${PGBIN}/pg_ctl" -D "${TMPDIR_PG}/data" -l "${TMPDIR_PG}/server.log" -w \
-    -o "-c listen_addresses=127.0.0.1 -p ${PORT} -k ${TMPDIR_PG} -c fsync=off" start >&2
+  # The server outlives this script: it must not inherit our open descriptors (above all a
+  # caller's lock file, e.g. the landing lock on fd 9, which it would then hold forever).
+  (
+    for fd in /proc/self/fd/*; do
+      fd="${fd##*/}"
+      if [[ "${fd}" =~ ^[0-9]+$ && "${fd}" -gt 2 ]]; then eval "exec ${fd}>&-" 2>/dev/null || true; fi
+    done
+    as_postgres "${PGBIN}/pg_ctl" -D "${TMPDIR_PG}/data" -l "${TMPDIR_PG}/server.log" -w \
+      -o "-c listen_addresses=127.0.0.1 -p ${PORT} -k ${TMPDIR_PG} -c fsync=off" start >&2
+  )
 fi
 
 if ! "${PGBIN}/psql" -h 127.0.0.1 -p "${PORT}" -U postgres -tAc \
