@@ -1,0 +1,317 @@
+"""Supervisor, workflow and background bindings on actoviq-orchestration.
+
+- ``orchestration`` service: a :class:`ProfileOrchestrator` (one :class:`ChildRunner` and run
+  tree on the runtime, plus the agents a supervisor may spawn).
+- ``orchestration.scope`` middleware: a run that is not already a scope of the tree becomes a
+  root scope at ``beforeRun`` whose budget ledger is the profile's ``childBudget`` (children
+  claimed past ``maxChildRuns`` or deeper than ``maxDepth`` are refused by the ledger); the
+  scope is completed when the run ends.
+- ``agent.spawn`` tool: runs one child agent under the calling run's scope (fail-fast).
+- ``workflow.determinism`` middleware: a workflow node may be replayed, so only ``read`` and
+  ``idempotent-write`` tools run and handoffs (graph order) are refused;
+  :func:`reduce_node_outputs` is the deterministic reducer (node-id order, independent of
+  completion order).
+- ``background`` service, ``background.checkpoint`` middleware and ``background.query`` tool: a
+  background run must be checkpointed (refused at ``beforeRun`` when the runtime has no
+  checkpoint store); :class:`BackgroundRuns` reads a run's durable status from the store and
+  resumes it exactly once through the runtime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar, cast
+
+from actoviq.core import AgentSpec, JsonObject, JsonValue, RunResult
+from actoviq.orchestration import (
+    FAIL_FAST,
+    BudgetLimits,
+    ChildRunner,
+    InMemoryBudgetLedger,
+    OrchestrationScope,
+)
+from actoviq.profiles.errors import ProfileError
+from actoviq.runtime import (
+    AgentRuntime,
+    MiddlewareDefinition,
+    RuntimeMiddlewareContext,
+    RuntimeTool,
+    ToolCallDenied,
+    ToolExecutionContext,
+    define_middleware,
+    tool,
+)
+
+__all__ = [
+    "BackgroundCheckpointRequiredError",
+    "BackgroundRuns",
+    "ProfileOrchestrator",
+    "WorkflowDeterminismError",
+    "background_middleware",
+    "background_tools",
+    "determinism_middleware",
+    "orchestration_scope_middleware",
+    "reduce_node_outputs",
+    "supervisor_tools",
+]
+
+
+class WorkflowDeterminismError(ProfileError):
+    """A workflow node tried something that breaks replay (a handoff)."""
+
+    default_code: ClassVar[str] = "PROFILE_WORKFLOW_NONDETERMINISTIC"
+
+
+class BackgroundCheckpointRequiredError(ProfileError):
+    """A background profile ran on a runtime without a checkpoint store."""
+
+    default_code: ClassVar[str] = "PROFILE_BACKGROUND_CHECKPOINT_REQUIRED"
+
+
+def _profile(agent: AgentSpec[Any, Any] | None) -> Mapping[str, Any]:
+    metadata = agent.metadata if agent is not None else None
+    value = metadata.get("hadamardProfile") if metadata else None
+    return value if isinstance(value, dict) else {}
+
+
+def _child_budget(agent: AgentSpec[Any, Any] | None) -> BudgetLimits | None:
+    orchestration = _profile(agent).get("orchestration")
+    if not isinstance(orchestration, Mapping):
+        return None
+    budget = cast(Mapping[str, Any], orchestration).get("childBudget")
+    if not isinstance(budget, Mapping):
+        return None
+    budget = cast(Mapping[str, Any], budget)
+    return BudgetLimits(
+        max_child_runs=budget.get("maxChildRuns"),
+        max_depth=budget.get("maxDepth"),
+        max_total_tokens=budget.get("maxTotalTokens"),
+        max_cost_usd=budget.get("maxCostUsd"),
+    )
+
+
+class ProfileOrchestrator:
+    """The ``orchestration`` service: one child runner on the runtime and the spawnable agents.
+
+    Args:
+        runtime: the shared runtime.
+        agents: the agents ``agent.spawn`` may start (by id).
+    """
+
+    def __init__(self, runtime: AgentRuntime, agents: Iterable[AgentSpec[Any, Any]] = ()) -> None:
+        self.runtime = runtime
+        self.runner = ChildRunner(runtime)
+        self.agents: dict[str, AgentSpec[Any, Any]] = {agent.id: agent for agent in agents}
+        self._owned: set[str] = set()
+
+    def add_agent(self, agent: AgentSpec[Any, Any]) -> None:
+        """Allow ``agent.spawn`` to start ``agent``."""
+        self.agents[agent.id] = agent
+
+    def enter(
+        self, run_id: str, agent: AgentSpec[Any, Any] | None, signal: Any
+    ) -> OrchestrationScope:
+        """The run's scope: the existing one, or a new root carrying the profile's budget."""
+        scope = self.runner.tree.scope(run_id)
+        if scope is not None:
+            return scope
+        limits = _child_budget(agent)
+        self._owned.add(run_id)
+        return self.runner.create_root(
+            run_id=run_id,
+            signal=signal,
+            budget=InMemoryBudgetLedger(limits) if limits is not None else None,
+        )
+
+    def leave(self, run_id: str) -> None:
+        """Complete the root scope :meth:`enter` created for ``run_id`` (no-op otherwise)."""
+        if run_id in self._owned:
+            self._owned.discard(run_id)
+            self.runner.tree.complete(run_id)
+
+    async def spawn(self, parent_run_id: str, agent_id: str, input: str) -> JsonObject:
+        """Run ``agent_id`` as a child of the run ``parent_run_id`` (fail-fast).
+
+        Raises:
+            LookupError: the agent is not spawnable or the parent has no scope.
+        """
+        agent = self.agents.get(agent_id)
+        if agent is None:
+            raise LookupError(f'Agent "{agent_id}" is not spawnable here.')
+        parent = self.runner.tree.scope(parent_run_id)
+        if parent is None:
+            raise LookupError("agent.spawn needs the orchestration.scope middleware on the run.")
+        outcome = await self.runner.run(parent, agent, input, failure_policy=FAIL_FAST)
+        result: RunResult[Any] | None = outcome.result
+        output: JsonValue = None
+        if result is not None:
+            value = result.output
+            output = value if isinstance(value, str | int | float | bool | None) else str(value)
+        return {
+            "agentId": agent_id,
+            "childRunId": outcome.child_run_id,
+            "status": outcome.status,
+            "output": output,
+        }
+
+
+def orchestration_scope_middleware(
+    orchestrator: ProfileOrchestrator, *, priority: int = -300
+) -> tuple[MiddlewareDefinition, ...]:
+    """``beforeRun`` (enter the run's scope) and ``afterRun``/``onError`` (leave it)."""
+
+    def enter(ctx: RuntimeMiddlewareContext, next: Any) -> Any:
+        if ctx.run is not None:
+            orchestrator.enter(ctx.run.run_id, ctx.agent, ctx.run.signal)
+        return next()
+
+    async def leave(ctx: RuntimeMiddlewareContext, next: Any) -> Any:
+        try:
+            return await next()
+        finally:
+            if ctx.run is not None:
+                orchestrator.leave(ctx.run.run_id)
+
+    async def on_error(ctx: Any, next: Any) -> Any:
+        source = getattr(ctx, "source_context", None)
+        run = getattr(source, "run", None)
+        if run is not None:
+            orchestrator.leave(run.run_id)
+        return await next()
+
+    return (
+        define_middleware("orchestration.scope", "beforeRun", enter, priority=priority),
+        define_middleware("orchestration.scope.leave", "afterRun", leave, priority=priority),
+        define_middleware("orchestration.scope.error", "onError", on_error, priority=priority),
+    )
+
+
+def supervisor_tools(orchestrator: ProfileOrchestrator) -> tuple[RuntimeTool, ...]:
+    """``agent.spawn``: delegate a task to a spawnable agent as a child run."""
+
+    @tool(name="agent.spawn", effect="side-effect")
+    async def spawn(ctx: ToolExecutionContext, agent: str, task: str) -> dict[str, Any]:
+        """Delegate a task to another agent and get its answer.
+
+        Args:
+            ctx: the call's context (supplied by the runtime, not the model).
+            agent: the id of the agent to run.
+            task: what the agent should do.
+        """
+        return await orchestrator.spawn(ctx.run_id, agent, task)
+
+    return (spawn,)
+
+
+def determinism_middleware(*, priority: int = -150) -> tuple[MiddlewareDefinition, ...]:
+    """``beforeToolCall``: only read/idempotent tools; ``beforeHandoff``: no handoffs."""
+
+    def tools(ctx: RuntimeMiddlewareContext, next: Any) -> Any:
+        call = ctx.tool_call
+        if call is None or ctx.runtime is None:
+            return next()
+        registered = ctx.runtime.tools.resolve(call.name)
+        effect = registered.descriptor.effect if registered is not None else "side-effect"
+        if effect not in ("read", "idempotent-write"):
+            raise ToolCallDenied(
+                f'Workflow nodes may be replayed: tool "{call.name}" ({effect}) is not '
+                "read-only or idempotent."
+            )
+        return next()
+
+    def handoffs(ctx: RuntimeMiddlewareContext, next: Any) -> Any:
+        raise WorkflowDeterminismError(
+            "Workflow nodes do not choose graph order: handoffs are refused."
+        )
+
+    return (
+        define_middleware("workflow.determinism", "beforeToolCall", tools, priority=priority),
+        define_middleware(
+            "workflow.determinism.handoff", "beforeHandoff", handoffs, priority=priority
+        ),
+    )
+
+
+def reduce_node_outputs(outputs: Mapping[str, JsonValue]) -> list[JsonObject]:
+    """The deterministic reduction of node outputs: ``[{node, output}]`` in node-id order."""
+    return [{"node": node, "output": outputs[node]} for node in sorted(outputs)]
+
+
+class BackgroundRuns:
+    """The ``background`` service: durable status and exactly-once recovery of background runs.
+
+    Args:
+        runtime: the shared runtime (its checkpoint store holds the runs' states).
+    """
+
+    def __init__(self, runtime: AgentRuntime) -> None:
+        self.runtime = runtime
+
+    def require_checkpoints(self) -> None:
+        """Raise unless the runtime checkpoints its runs.
+
+        Raises:
+            BackgroundCheckpointRequiredError: the runtime has no checkpoint store.
+        """
+        if self.runtime.checkpoint_store is None:
+            raise BackgroundCheckpointRequiredError(
+                "Background profiles need a checkpointed runtime: pass checkpoints= to "
+                "AgentRuntime."
+            )
+
+    async def status(self, run_id: str) -> JsonObject:
+        """``{runId, found, status, turn, interruptions}`` from the checkpoint store."""
+        self.require_checkpoints()
+        store = self.runtime.checkpoint_store
+        assert store is not None
+        state = await store.load(run_id)
+        if state is None:
+            return {"runId": run_id, "found": False}
+        interruptions = state.get("interruptions")
+        return {
+            "runId": run_id,
+            "found": True,
+            "status": state.get("status"),
+            "turn": state.get("turn"),
+            "interruptions": interruptions if isinstance(interruptions, list) else [],
+        }
+
+    async def recover(self, run_id: str, decisions: Iterable[Any] = ()) -> RunResult[Any]:
+        """Resume the stored run (exactly once, by the runtime's claim) and await its result.
+
+        Raises:
+            LookupError: no stored state for ``run_id``.
+        """
+        self.require_checkpoints()
+        store = self.runtime.checkpoint_store
+        assert store is not None
+        state = await store.load(run_id)
+        if state is None:
+            raise LookupError(f'No checkpoint for run "{run_id}".')
+        handle = self.runtime.resume(state, decisions)
+        return await handle.result()
+
+
+def background_middleware(runs: BackgroundRuns, *, priority: int = -250) -> MiddlewareDefinition:
+    """``beforeRun``: refuse a background run the runtime would not checkpoint."""
+
+    def check(ctx: RuntimeMiddlewareContext, next: Any) -> Any:
+        runs.require_checkpoints()
+        return next()
+
+    return define_middleware("background.checkpoint", "beforeRun", check, priority=priority)
+
+
+def background_tools(runs: BackgroundRuns) -> tuple[RuntimeTool, ...]:
+    """``background.query``: the durable status of a background run."""
+
+    @tool(name="background.query", effect="read")
+    async def query(run_id: str) -> dict[str, Any]:
+        """Read the durable status of a background run.
+
+        Args:
+            run_id: the run id.
+        """
+        return await runs.status(run_id)
+
+    return (query,)

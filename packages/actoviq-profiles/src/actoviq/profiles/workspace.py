@@ -1,0 +1,313 @@
+"""The ``workspace`` service, the ``workspace.boundary`` middleware and the workspace file tools.
+
+A :class:`WorkspaceRegistry` maps workspace ids to root folders with an access mode. Every path
+a tool touches is resolved with :func:`os.path.realpath` (symlinks followed) and must stay under
+the root's real path: ``../`` escapes, absolute paths elsewhere and symlinks pointing outside are
+refused with :class:`WorkspaceBoundaryError`. Files are then opened with ``O_NOFOLLOW`` so a
+symlink swapped in after the check is not followed. A ``read-only`` workspace refuses writes.
+
+The middleware checks the same rules before the call starts (the model gets a ``denied`` result),
+and the tools check again when they run (defence in depth: a tool called by an agent without the
+middleware is still contained).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar, Final, Literal, TypeAlias
+
+import attrs
+
+from actoviq.core import JsonObject
+from actoviq.profiles.errors import ProfileError
+from actoviq.runtime import (
+    MiddlewareDefinition,
+    RuntimeMiddlewareContext,
+    RuntimeTool,
+    ToolCallDenied,
+    ToolExecutionContext,
+    define_middleware,
+    tool,
+)
+
+__all__ = [
+    "DEFAULT_MAX_READ_BYTES",
+    "WORKSPACE_TOOL_NAMES",
+    "Workspace",
+    "WorkspaceAccess",
+    "WorkspaceBoundaryError",
+    "WorkspaceRegistry",
+    "workspace_boundary_middleware",
+    "workspace_tools",
+]
+
+WorkspaceAccess: TypeAlias = Literal["read-only", "read-write"]
+DEFAULT_MAX_READ_BYTES: Final = 1024 * 1024
+WORKSPACE_TOOL_NAMES: Final = ("workspace.read", "workspace.write", "workspace.list")
+_WRITE_TOOLS: Final = frozenset({"workspace.write"})
+
+
+class WorkspaceBoundaryError(ProfileError):
+    """A workspace boundary violation.
+
+    ``reason`` says which: ``outside`` (a path or symlink escaping the root), ``read-only``,
+    ``unknown`` (workspace id) or ``invalid`` (path or registration).
+    """
+
+    default_code: ClassVar[str] = "PROFILE_WORKSPACE_DENIED"
+
+    def __init__(self, message: str, *, reason: str, workspace_id: str | None) -> None:
+        super().__init__(message, details={"reason": reason, "workspaceId": workspace_id})
+        self.reason = reason
+        self.workspace_id = workspace_id
+
+
+@attrs.frozen(kw_only=True, slots=True)
+class Workspace:
+    """One workspace: its id, the real path of its root and its access mode."""
+
+    id: str
+    root: Path
+    access: WorkspaceAccess = "read-write"
+
+
+def _inside(root: Path, candidate: str) -> bool:
+    root_text = str(root)
+    return candidate == root_text or candidate.startswith(root_text.rstrip(os.sep) + os.sep)
+
+
+class WorkspaceRegistry:
+    """Workspace roots by id (the ``workspace`` service).
+
+    Args:
+        workspaces: ``{id: path}`` or ``{id: (path, access)}`` to register up front.
+    """
+
+    def __init__(
+        self,
+        workspaces: Mapping[str, str | os.PathLike[str] | tuple[Any, WorkspaceAccess]]
+        | None = None,
+    ) -> None:
+        self._workspaces: dict[str, Workspace] = {}
+        for workspace_id, value in dict(workspaces or {}).items():
+            if isinstance(value, tuple):
+                self.register(workspace_id, value[0], access=value[1])
+            else:
+                self.register(workspace_id, value)
+
+    def register(
+        self,
+        workspace_id: str,
+        root: str | os.PathLike[str],
+        *,
+        access: WorkspaceAccess = "read-write",
+    ) -> Workspace:
+        """Register (or replace) a workspace; the root must be an existing directory.
+
+        Raises:
+            WorkspaceBoundaryError: a blank id, an unknown access mode or a missing root.
+        """
+        if not isinstance(workspace_id, str) or not workspace_id.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise WorkspaceBoundaryError(
+                "Workspace id must not be empty.", reason="invalid", workspace_id=None
+            )
+        if access not in ("read-only", "read-write"):
+            raise WorkspaceBoundaryError(
+                f"Workspace access must be read-only or read-write; got {access!r}.",
+                reason="invalid",
+                workspace_id=workspace_id,
+            )
+        real = Path(os.path.realpath(root))
+        if not real.is_dir():
+            raise WorkspaceBoundaryError(
+                f'Workspace "{workspace_id}" root is not a directory.',
+                reason="invalid",
+                workspace_id=workspace_id,
+            )
+        workspace = Workspace(id=workspace_id, root=real, access=access)
+        self._workspaces[workspace_id] = workspace
+        return workspace
+
+    def get(self, workspace_id: str | None) -> Workspace:
+        """The workspace with that id.
+
+        Raises:
+            WorkspaceBoundaryError: no id, or an unknown one (``reason`` ``"unknown"``).
+        """
+        workspace = self._workspaces.get(workspace_id) if workspace_id else None
+        if workspace is None:
+            raise WorkspaceBoundaryError(
+                f'Unknown workspace "{workspace_id}".', reason="unknown", workspace_id=workspace_id
+            )
+        return workspace
+
+    def __contains__(self, workspace_id: object) -> bool:
+        return workspace_id in self._workspaces
+
+    def resolve(self, workspace_id: str | None, path: str, *, write: bool = False) -> Path:
+        """The real path of ``path`` inside the workspace, checked against the boundary.
+
+        Raises:
+            WorkspaceBoundaryError: ``reason`` is ``unknown`` (workspace), ``invalid`` (not a
+                non-empty string, or contains NUL), ``outside`` (escapes the root, symlinks
+                followed) or ``read-only`` (a write to a read-only workspace).
+        """
+        workspace = self.get(workspace_id)
+        if not isinstance(path, str) or not path or "\x00" in path:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise WorkspaceBoundaryError(
+                "Workspace path must be a non-empty string.",
+                reason="invalid",
+                workspace_id=workspace.id,
+            )
+        if write and workspace.access != "read-write":
+            raise WorkspaceBoundaryError(
+                f'Workspace "{workspace.id}" is read-only.',
+                reason="read-only",
+                workspace_id=workspace.id,
+            )
+        real = os.path.realpath(os.path.join(workspace.root, path))
+        if not _inside(workspace.root, real):
+            raise WorkspaceBoundaryError(
+                f'Path "{path}" is outside workspace "{workspace.id}".',
+                reason="outside",
+                workspace_id=workspace.id,
+            )
+        return Path(real)
+
+
+def _read(path: Path, max_bytes: int) -> JsonObject:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise IsADirectoryError(str(path))
+        data = handle.read(max_bytes + 1)
+    truncated = len(data) > max_bytes
+    return {
+        "content": data[:max_bytes].decode("utf-8", errors="replace"),
+        "bytes": min(len(data), max_bytes),
+        "truncated": truncated,
+    }
+
+
+def _write(path: Path, content: str) -> int:
+    data = content.encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+    fd = os.open(path, flags, 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    return len(data)
+
+
+def _list(root: Path, path: Path) -> list[JsonObject]:
+    entries: list[JsonObject] = []
+    for entry in sorted(os.scandir(path), key=lambda e: e.name):
+        kind = "symlink" if entry.is_symlink() else "directory" if entry.is_dir() else "file"
+        entries.append(
+            {"name": entry.name, "path": os.path.relpath(entry.path, root), "type": kind}
+        )
+    return entries
+
+
+def _denied(error: WorkspaceBoundaryError) -> ToolCallDenied:
+    return ToolCallDenied(error.message)
+
+
+def workspace_tools(
+    workspaces: WorkspaceRegistry, *, max_read_bytes: int = DEFAULT_MAX_READ_BYTES
+) -> tuple[RuntimeTool, ...]:
+    """``workspace.read``, ``workspace.write`` and ``workspace.list`` bound to ``workspaces``.
+
+    Each tool uses the run's ``workspace_id``; a boundary violation becomes a tool error the
+    model sees (and the file system is not touched).
+    """
+
+    @tool(name="workspace.read", effect="read")
+    async def read(ctx: ToolExecutionContext, path: str) -> dict[str, Any]:
+        """Read a UTF-8 text file of the workspace.
+
+        Args:
+            ctx: the call's context (supplied by the runtime, not the model).
+            path: the file path, relative to the workspace root.
+        """
+        real = workspaces.resolve(ctx.workspace_id, path)
+        result = await asyncio.to_thread(_read, real, max_read_bytes)
+        return {"path": path, **result}
+
+    @tool(name="workspace.write", effect="idempotent-write")
+    async def write(ctx: ToolExecutionContext, path: str, content: str) -> dict[str, Any]:
+        """Write (create or replace) a UTF-8 text file of the workspace.
+
+        Args:
+            ctx: the call's context (supplied by the runtime, not the model).
+            path: the file path, relative to the workspace root.
+            content: the complete new file content.
+        """
+        real = workspaces.resolve(ctx.workspace_id, path, write=True)
+        written = await asyncio.to_thread(_write, real, content)
+        return {"path": path, "bytes": written}
+
+    @tool(name="workspace.list", effect="read")
+    async def list_files(ctx: ToolExecutionContext, path: str = ".") -> dict[str, Any]:
+        """List a directory of the workspace (names, relative paths, types).
+
+        Args:
+            ctx: the call's context (supplied by the runtime, not the model).
+            path: the directory, relative to the workspace root.
+        """
+        workspace = workspaces.get(ctx.workspace_id)
+        real = workspaces.resolve(ctx.workspace_id, path)
+        entries = await asyncio.to_thread(_list, workspace.root, real)
+        return {"path": path, "entries": list(entries)}
+
+    return (read, write, list_files)
+
+
+def _profile_access(ctx: RuntimeMiddlewareContext) -> str | None:
+    agent = ctx.agent
+    metadata = agent.metadata if agent is not None else None
+    profile = metadata.get("hadamardProfile") if metadata else None
+    if isinstance(profile, dict):
+        workspace = profile.get("workspace")
+        if isinstance(workspace, dict):
+            access = workspace.get("access")
+            return access if isinstance(access, str) else None
+    return None
+
+
+def workspace_boundary_middleware(
+    workspaces: WorkspaceRegistry, *, priority: int = -100
+) -> MiddlewareDefinition:
+    """``beforeToolCall`` middleware denying workspace tool calls that cross the boundary.
+
+    A call of a ``workspace.*`` tool is denied when the run has no (or an unknown) workspace, the
+    path escapes the root (symlinks followed), or it writes while the profile's workspace access
+    (or the workspace itself) is read-only or ``none``.
+    """
+
+    def check(ctx: RuntimeMiddlewareContext, next: Any) -> Any:
+        call = ctx.tool_call
+        if call is None or not call.name.startswith("workspace."):
+            return next()
+        state = ctx.state
+        workspace_id = state.get("workspaceId") if isinstance(state, Mapping) else None
+        write = call.name in _WRITE_TOOLS
+        access = _profile_access(ctx)
+        if access == "none" or (write and access == "read-only"):
+            raise ToolCallDenied(f'The profile\'s workspace access "{access}" forbids {call.name}.')
+        path = call.input.get("path", ".")
+        try:
+            workspaces.resolve(
+                workspace_id if isinstance(workspace_id, str) else None,
+                path if isinstance(path, str) else "",
+                write=write,
+            )
+        except WorkspaceBoundaryError as error:
+            raise _denied(error) from None
+        return next()
+
+    return define_middleware("workspace.boundary", "beforeToolCall", check, priority=priority)
