@@ -18,7 +18,12 @@ SECRETS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
 def main() -> int:
     offline = "--offline" in sys.argv[1:]
-    examples = sorted((ROOT / "examples").glob("*.py"))
+    # every example file, sub-folders included (examples/profiles/...); support/ holds helpers
+    examples = sorted(
+        path
+        for path in (ROOT / "examples").rglob("*.py")
+        if "support" not in path.relative_to(ROOT / "examples").parts and path.name != "__init__.py"
+    )
     if not examples:
         print("no examples yet (examples/*.py)")
         return 0
@@ -32,7 +37,7 @@ def main() -> int:
         print(f"\n=== {example.relative_to(ROOT)} ===", flush=True)
         code = subprocess.call([sys.executable, str(example)], env=env, cwd=ROOT, timeout=300)
         if code:
-            failed.append(f"{example.name} exited {code}")
+            failed.append(f"{example.relative_to(ROOT)} exited {code}")
     for line in failed:
         print(f"FAILED: {line}")
     print(f"\nexamples: {len(examples) - len(failed)} passed, {len(failed)} failed")

@@ -171,3 +171,16 @@ async def test_checkpoints_service_only_with_a_checkpoint_store() -> None:
             assert_profile_runtime(build_profile("workflow"), runtime)
         with pytest.raises(ProfileRuntimeConfigurationError, match=r"services: checkpoints\)"):
             assert_profile_runtime(build_profile("background"), runtime)
+
+
+async def test_create_profile_runtime_registers_profile_agents_after_install() -> None:
+    background = build_profile("background", model=MODEL)
+    runtime = create_profile_runtime(
+        default_profile_registry(),
+        models=ModelRegistry([]),
+        checkpoints=InMemoryCheckpointStore(),
+        agents=[background.spec],
+    )
+    async with runtime:
+        assert runtime.get_agent(background.spec.id) is background.spec
+        assert_profile_runtime(background, runtime)

@@ -232,9 +232,15 @@ def create_profile_runtime(
     """An :class:`AgentRuntime` with ``registry`` installed and its permission policy.
 
     ``runtime_options`` are :class:`AgentRuntime`'s keyword arguments (``models`` is required);
-    ``tool_policy`` defaults to ``registry.tool_policy``.
+    ``tool_policy`` defaults to ``registry.tool_policy``. ``agents`` are registered after the
+    registry is installed, so specs that name the registry's middleware (a profile's ``spec``)
+    can be registered up front (as ``resume`` in a new process needs).
     """
     registry = registry if registry is not None else default_profile_registry()
     runtime_options.setdefault("tool_policy", registry.tool_policy)
+    agents: Iterable[AgentSpec[Any, Any]] = runtime_options.pop("agents", ())
     runtime = AgentRuntime(**runtime_options)
-    return registry.install(runtime)
+    registry.install(runtime)
+    for agent in agents:
+        runtime.register_agent(agent)
+    return runtime
