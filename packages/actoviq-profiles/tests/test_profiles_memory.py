@@ -6,7 +6,9 @@ from typing import cast
 
 from actoviq.core import CanonicalItem, TextItem
 from actoviq.profiles import (
+    AGENT_PROFILE_KINDS,
     CompactionSettings,
+    Skill,
     build_profile,
     create_profile_runtime,
     default_profile_registry,
@@ -15,7 +17,12 @@ from actoviq.profiles import (
 )
 from actoviq.providers import ModelRegistry, ModelRequest
 from actoviq.providers.testing import ScriptedProvider
-from actoviq.runtime import InMemoryMemoryStore, InMemorySessionStore, RuntimeSessionStore
+from actoviq.runtime import (
+    InMemoryCheckpointStore,
+    InMemoryMemoryStore,
+    InMemorySessionStore,
+    RuntimeSessionStore,
+)
 
 MODEL = "scripted:model"
 
@@ -99,3 +106,40 @@ async def test_compaction_under_budget_sends_the_whole_history() -> None:
     texts = _texts(provider.calls[1].request)
     assert texts[1:] == ["first", "a", "second"]
     assert len(provider.calls) == 2
+
+
+async def test_skills_opt_in_adds_only_the_skills_the_input_calls_for() -> None:
+    provider = ScriptedProvider(["ok", "ok"], id="scripted")
+    registry = default_profile_registry(
+        skills=[
+            Skill(name="sql-review", description="review database queries", instructions="S1"),
+            Skill(name="haiku", description="write short poems", instructions="H1"),
+        ]
+    )
+    chat = build_profile("chat", model=MODEL, optIns={"skills": True})
+    async with create_profile_runtime(registry, models=ModelRegistry([provider])) as runtime:
+        await run_profile(runtime, chat, "Please review these database queries")
+        await run_profile(runtime, chat, "Hello there")
+    first, second = (_texts(call.request) for call in provider.calls)
+    assert "Skill sql-review: S1" in first
+    assert not any("haiku" in text for text in first)
+    assert not any(text.startswith("Skill ") for text in second)
+
+
+async def test_every_profile_with_all_opt_ins_runs_on_the_default_registry() -> None:
+    provider = ScriptedProvider([f"r{n}" for n in range(6)], id="scripted")
+    registry = default_profile_registry(workspaces={})
+    async with create_profile_runtime(
+        registry,
+        models=ModelRegistry([provider]),
+        sessions=InMemorySessionStore(),
+        checkpoints=InMemoryCheckpointStore(),
+    ) as runtime:
+        for kind in AGENT_PROFILE_KINDS:
+            if kind == "coding":
+                continue  # needs a workspace (covered elsewhere)
+            profile = build_profile(
+                kind, model=MODEL, optIns={"memory": True, "skills": True, "compaction": True}
+            )
+            result = await run_profile(runtime, profile, "hi", session_id=f"s-{kind}")
+            assert result.status == "completed"

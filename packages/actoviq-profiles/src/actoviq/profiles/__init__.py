@@ -60,6 +60,7 @@ from actoviq.profiles.run import (
     run_profile,
     stream_profile,
 )
+from actoviq.profiles.skills import Skill, SkillLibrary
 from actoviq.profiles.types import (
     AGENT_PROFILE_KINDS,
     PROFILE_SCHEMA_VERSION,
@@ -117,6 +118,8 @@ __all__ = [
     "ProfileSecurity",
     "ProfileWorkspace",
     "ResearchDocument",
+    "Skill",
+    "SkillLibrary",
     "SourceIndex",
     "UnknownProfileKindError",
     "WorkflowDeterminismError",

@@ -36,6 +36,7 @@ from actoviq.profiles.research import (
     citations_middleware,
     research_tools,
 )
+from actoviq.profiles.skills import Skill, SkillLibrary, skills_middleware
 from actoviq.profiles.workspace import (
     WorkspaceAccess,
     WorkspaceRegistry,
@@ -64,6 +65,7 @@ _MIDDLEWARE_IDS: Final = (
     "workflow.determinism",
     "background.checkpoint",
     "profile.memory",
+    "profile.skills",
     "profile.compaction",
 )
 
@@ -79,6 +81,7 @@ class ProfileRegistry:
         sources: the research sources ``research.search`` reads.
         memory: the ``memory`` service (a :class:`MemoryStore`).
         compaction: the ``compaction`` service (its settings).
+        skills: the ``skills`` service (a :class:`SkillLibrary`).
         orchestrator / background: the runtime-bound services, set by :meth:`install`.
     """
 
@@ -91,9 +94,11 @@ class ProfileRegistry:
         sources: SourceIndex,
         memory: MemoryStore,
         compaction: CompactionSettings,
+        skills: SkillLibrary | None = None,
         spawnable_agents: Iterable[AgentSpec[Any, Any]] = (),
         enforce_citations: bool = False,
     ) -> None:
+        self.skills = skills if skills is not None else SkillLibrary()
         self.enforce_citations = enforce_citations
         self.workspaces = workspaces
         self.rules = rules
@@ -122,6 +127,7 @@ class ProfileRegistry:
             "workflow.determinism": determinism_middleware(),
             "background.checkpoint": (background_middleware(background),),
             "profile.memory": memory_middleware(),
+            "profile.skills": (skills_middleware(self.skills),),
             "profile.compaction": (compaction_middleware(self.compaction),),
         }
 
@@ -150,6 +156,7 @@ class ProfileRegistry:
             "artifacts": self.artifacts,
             "memory": self.memory,
             "compaction": self.compaction,
+            "skills": self.skills,
             "orchestration": orchestrator,
             "background": background,
         }
@@ -190,6 +197,7 @@ def default_profile_registry(
     sources: SourceIndex | Iterable[ResearchDocument] | None = None,
     memory: MemoryStore | None = None,
     compaction: CompactionSettings | None = None,
+    skills: SkillLibrary | Iterable[Skill] | None = None,
     spawnable_agents: Iterable[AgentSpec[Any, Any]] = (),
     enforce_citations: bool = False,
 ) -> ProfileRegistry:
@@ -203,6 +211,7 @@ def default_profile_registry(
         sources: the research sources (documents or a :class:`SourceIndex`).
         memory: the memory store (default: in-memory).
         compaction: when and how to compact long sessions.
+        skills: the skills the skills opt-in draws on (a :class:`SkillLibrary` or skills).
         spawnable_agents: the agents a supervisor's ``agent.spawn`` may start.
         enforce_citations: fail a run whose profile requires citations and that cited none
             (default: the result metadata says ``citationsMissing: true``).
@@ -221,6 +230,7 @@ def default_profile_registry(
         sources=index,
         memory=memory if memory is not None else InMemoryMemoryStore(),
         compaction=compaction if compaction is not None else CompactionSettings(),
+        skills=skills if isinstance(skills, SkillLibrary) else SkillLibrary(skills or ()),
         spawnable_agents=spawnable_agents,
         enforce_citations=enforce_citations,
     )
