@@ -17,7 +17,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import attrs
@@ -30,6 +30,7 @@ from actoviq.core import (
     AgentSpec,
     CanonicalItem,
     JsonObject,
+    JsonValue,
     PreservedItem,
 )
 from actoviq.runtime.middleware import (
@@ -41,9 +42,9 @@ from actoviq.runtime.middleware import (
 )
 
 if TYPE_CHECKING:
-    from actoviq.runtime.runtime import AgentRuntime
+    from actoviq.runtime.services import RuntimeServices
 
-__all__ = ["HandoffRequest", "HandoffRequestError", "prepare_handoff"]
+__all__ = ["HandoffRequest", "HandoffRequestError", "check_handoff_request", "prepare_handoff"]
 
 
 class HandoffRequestError(ActoviqError, TypeError):
@@ -86,7 +87,12 @@ def _canonical(value: object) -> list[CanonicalItem] | None:
     return None
 
 
-def _validate(request: object) -> HandoffRequest:
+def check_handoff_request(request: object) -> HandoffRequest:
+    """``request`` as a valid :class:`HandoffRequest`.
+
+    Raises:
+        HandoffRequestError: not a request, blank ids, a target that is not an AgentSpec.
+    """
     if not isinstance(request, HandoffRequest):
         raise HandoffRequestError(
             f"before_handoff expects a HandoffRequest, got {type(request).__name__}."
@@ -112,27 +118,33 @@ def _validate(request: object) -> HandoffRequest:
     return request
 
 
-async def prepare_handoff(runtime: AgentRuntime, request: HandoffRequest) -> list[CanonicalItem]:
+async def prepare_handoff(
+    request: HandoffRequest,
+    *,
+    runtime: object,
+    pipeline: MiddlewarePipeline,
+    services: RuntimeServices,
+    source: AgentSpec[Any, Any] | None,
+    hook_timeout_ms: int,
+    parent: Callable[[str, JsonValue], Awaitable[object]] | None,
+) -> list[CanonicalItem]:
     """Validate ``request``, run ``beforeHandoff`` and return the child's input (see module doc).
 
+    ``AgentRuntime.before_handoff`` passes what it owns: the source agent's composed
+    ``pipeline`` (the runtime's when the source is unknown), its services and default hook
+    timeout, and the parent run's ``emit`` when the parent is executing (for
+    ``handoff.prepared``).
+
     Raises:
-        RuntimeClosedError: the runtime is closed.
         HandoffRequestError: a blank id, a target that is not an AgentSpec, non-canonical input.
         BaseException: the signal's reason when the signal is already aborted.
         MiddlewareInvariantViolationError: middleware returned something other than items
             (phase ``handoff``).
     """
-    runtime._check_open()  # pyright: ignore[reportPrivateUsage]
-    request = _validate(request)
+    request = check_handoff_request(request)
     signal = request.signal if request.signal is not None else AbortController().signal
     signal.throw_if_aborted()
     items = list(cast(list[CanonicalItem], _canonical(request.input)))
-    source = runtime.get_agent(request.source_agent_id)
-    pipeline: MiddlewarePipeline = runtime.middleware
-    if source is not None:
-        entry = runtime._agents.get(source.id)  # pyright: ignore[reportPrivateUsage]
-        if entry is not None and entry.pipeline is not None:
-            pipeline = entry.pipeline
     stage = MiddlewareStage.BEFORE_HANDOFF
     if pipeline.has(stage):
         context = RuntimeMiddlewareContext(
@@ -142,9 +154,9 @@ async def prepare_handoff(runtime: AgentRuntime, request: HandoffRequest) -> lis
             else MiddlewareDeadline(
                 expires_at=request.deadline, scope=f"handoff:{request.handoff_id}"
             ),
-            hook_timeout_ms=runtime.default_limits.hook_timeout_ms,
+            hook_timeout_ms=hook_timeout_ms,
             runtime=runtime,
-            services=runtime.services,
+            services=services,
             agent=source,
             input=tuple(items),
             handoff=request,
@@ -158,9 +170,8 @@ async def prepare_handoff(runtime: AgentRuntime, request: HandoffRequest) -> lis
                 run_id=request.parent_run_id,
             )
         items = list(checked)
-    parent = runtime._active.get(request.parent_run_id)  # pyright: ignore[reportPrivateUsage]
     if parent is not None:
-        await parent.emit(
+        await parent(
             "handoff.prepared",
             {
                 "handoffId": request.handoff_id,

@@ -1,12 +1,13 @@
-"""One run's execution: its live state, cancellation, checkpoints, events and the turn loop.
+"""The turn loop: how a :class:`~actoviq.runtime.execution.RunExecution` runs and ends.
 
 Order of operations (spec 03 §1.7 with the D5 fixes): ``run.started``/``run.resumed`` → prepareInput
 → session load (CAS on a caller revision, Q16) → instructions → input guardrails → first
 checkpoint → beforeRun (:mod:`actoviq.runtime.run_input`) → finish a resumed turn's pending tools →
 turn loop (model call, usage and budget, afterModelResponse in :mod:`actoviq.runtime.model_turn`;
-tool calls via :mod:`actoviq.runtime.tool_turn`; afterTurn) → finalizeOutput → output guardrails →
-session append → afterRun → ``run.completed`` (:mod:`actoviq.runtime.run_output`). Interrupted,
-cancelled and failed runs end in :mod:`actoviq.runtime.run_outcomes`.
+tool calls via :mod:`actoviq.runtime.tool_turn`; afterTurn; structured output checked and retried
+in :mod:`actoviq.runtime.structured_output`) → finalizeOutput → output guardrails → session append
+→ afterRun → ``run.completed`` (:mod:`actoviq.runtime.run_output`). Interrupted, cancelled and
+failed runs end in :mod:`actoviq.runtime.run_outcomes`.
 
 The state is persisted before each state-changing event. Cancellation (``cancel()``, close, a
 stopped consumer, the run deadline, an external signal) aborts the run's signal and cancels its
@@ -16,601 +17,194 @@ task; the run then ends ``cancelled`` and its checkpoint is kept.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any
 
-from actoviq.core import (
-    AbortController,
-    AbortSignal,
-    AgentSpec,
-    CanonicalItem,
-    GuardrailDecision,
-    HandoffCallItem,
-    Interruption,
-    JsonObject,
-    JsonValue,
-    RunContext,
-    RunError,
-    RunLimits,
-    RunResult,
-    ToolCallItem,
-    UsageAccumulator,
-    empty_usage,
-    to_iso,
-)
-from actoviq.events import RunEvent, RunEventSequencer, TraceContext, use_trace_context
-from actoviq.providers import ModelProvider, ModelResponse
+from actoviq.core import RunError, RunResult, ToolCallItem
+from actoviq.events import use_trace_context
 from actoviq.runtime.concurrency import held_session_owner
-from actoviq.runtime.errors import RunClaimLostError, RunDeadlineExceededError, RunStateStaleError
+from actoviq.runtime.errors import RunDeadlineExceededError, RunStateStaleError
+from actoviq.runtime.execution import RunExecution, RunInterrupted
 from actoviq.runtime.failures import persistence_error
-from actoviq.runtime.handle import EventBuffer
-from actoviq.runtime.middleware import (
-    MiddlewareDeadline,
-    MiddlewarePipeline,
-    MiddlewareStage,
-    RuntimeMiddlewareContext,
-    RunView,
-    read_only_state,
-)
+from actoviq.runtime.middleware import MiddlewareStage
 from actoviq.runtime.model_turn import model_turn
-from actoviq.runtime.parts import AgentEntry, RuntimeParts
-from actoviq.runtime.persistence import RunPersistence
 from actoviq.runtime.run_input import load_session, prepare_input, start_transcript
 from actoviq.runtime.run_outcomes import run_cancelled, run_failed, run_interrupted
 from actoviq.runtime.run_output import finalize, hand_off
-from actoviq.runtime.state import ResolvedDecision, RunStateStatus, SerializedRunState
-from actoviq.runtime.stores import RuntimeSessionStore
-from actoviq.runtime.structured_output import OutputCheck, retry_output
-from actoviq.runtime.tools import InterruptionDecision, PendingTool
+from actoviq.runtime.structured_output import retry_output
+from actoviq.runtime.tool_turn import finish_turn
 
-__all__ = ["RunExecution", "RunInterrupted", "RunSeed"]
-
-_T = TypeVar("_T")
+__all__ = ["execute"]
 
 
-class RunInterrupted(Exception):
-    """Raised inside a run when it must pause for decisions (never escapes the runtime)."""
-
-    def __init__(self, interruptions: Sequence[Interruption]) -> None:
-        super().__init__(interruptions[0].reason if interruptions else "Run interrupted.")
-        self.interruptions = tuple(interruptions)
+# -- main -------------------------------------------------------------------------------------
 
 
-class RunSeed:
-    """Everything a run starts from: fresh (``run``/``stream``) or resumed (``resume``)."""
+async def execute(run: RunExecution) -> RunResult[Any]:
+    """Claim a resumed run, then schedule (session lock, permit), execute and settle it.
 
-    __slots__ = (
-        "context",
-        "deadline_ms",
-        "decisions",
-        "expected",
-        "input",
-        "limits",
-        "provided_history",
-        "resumed",
-        "signal",
-        "state",
-        "streaming",
+    A refused claim raises before anything else happens: no event, no write.
+    """
+    run.task = asyncio.current_task()
+    if run.expected is not None:
+        await _claim(run)
+    run.running = True
+    loop = asyncio.get_running_loop()
+    timer = loop.call_later(
+        max(0.0, (run.deadline_ms - time.time() * 1000) / 1000.0),
+        run.abort,
+        RunDeadlineExceededError(run_id=run.run_id),
     )
-
-    def __init__(
-        self,
-        *,
-        state: SerializedRunState,
-        input: list[CanonicalItem],
-        limits: RunLimits,
-        deadline_ms: float,
-        context: Any,
-        signal: AbortSignal | None,
-        streaming: bool,
-        decisions: dict[str, InterruptionDecision] | None,
-        provided_history: bool = False,
-        expected: JsonObject | None = None,
-    ) -> None:
-        self.state = state
-        self.provided_history = provided_history
-        self.expected = expected  # the resumed state's JSON (what the claim must still find)
-        self.input = input
-        self.limits = limits
-        self.deadline_ms = deadline_ms
-        self.context = context
-        self.signal = signal
-        self.streaming = streaming
-        self.decisions = decisions
-        self.resumed = decisions is not None
+    beat = (
+        loop.create_task(run.persistence.heartbeat(run.abort))
+        if run.persistence.lease is not None
+        else None
+    )
+    try:
+        # Tools, middleware and runs started inside this run see its trace (S8): a run they
+        # start becomes a child of this one. The task owns its context copy.
+        with use_trace_context(run.trace):
+            return await _settle(run)
+    finally:
+        timer.cancel()
+        if beat is not None:
+            beat.cancel()
+            await asyncio.wait({beat})
+        if run.final_state is not None:
+            run.parts.ledger.record(run.final_state, always=run.resumed)
 
 
-class RunExecution:
-    """The live state and behaviour of one run (internal; driven by ``AgentRuntime``)."""
+async def _claim(run: RunExecution) -> None:
+    """Claim the resumed run (nothing has happened yet; a refusal writes and emits nothing).
 
-    def __init__(
-        self,
-        parts: RuntimeParts,
-        entry: AgentEntry,
-        seed: RunSeed,
-        *,
-        buffer: EventBuffer | None,
-    ) -> None:
-        state = seed.state
-        self.parts = parts
-        self.entry = entry
-        self.agent: AgentSpec[Any, Any] = entry.spec
-        self.pipeline: MiddlewarePipeline = cast(MiddlewarePipeline, entry.pipeline)
-        self.limits = seed.limits
-        self.streaming = seed.streaming
-        self.resumed = seed.resumed
-        self.provided_history = seed.provided_history
-        self.decisions = seed.decisions or {}
-        self.context = seed.context
-        self.buffer = buffer
-        self.run_id = state.run_id
-        self.trace: TraceContext = state.trace
-        self.started_at = state.started_at
-        self.status: RunStateStatus = "running"
-        self.turn = state.turn
-        self.input: list[CanonicalItem] = seed.input
-        self.transcript: list[CanonicalItem] = list(state.transcript)
-        self.generated: list[CanonicalItem] = list(state.generated_items)
-        usage = state.usage
-        self.usage = UsageAccumulator() if usage is empty_usage() else UsageAccumulator(usage)
-        self.session_id = state.session_id
-        self.tenant_id = state.tenant_id
-        self.expected_revision = state.expected_session_revision
-        self.workspace_id = state.workspace_id
-        self.pending: list[PendingTool] = list(state.pending_tools)
-        self.interruptions: list[Interruption] = list(state.interruptions)
-        self.audit: list[ResolvedDecision] = list(state.decisions)
-        self.child_run_ids = state.child_run_ids
-        self.metadata: JsonObject = state.metadata
-        self.digest = state.agent_config_digest
-        self.state_revision = state.state_revision
-        self.run_settings = state.model_settings  # the run's own (persisted) settings
-        agent_settings = self.agent.model_settings
-        if agent_settings is None:
-            self.settings = self.run_settings
-        else:
-            self.settings = agent_settings.merged(self.run_settings)
-        self.output_retries_used = state.structured_output_retries
-        self.tool_retries: dict[str, int] = dict(state.tool_retries)
-        self.expected = seed.expected
-        self.final_state: JsonObject | None = None
-        self.deadline_ms = seed.deadline_ms
-        self.deadline_at = to_iso_ms(self.deadline_ms)  # fixed for the run: formatted once
-        self.sequencer = RunEventSequencer(
-            state.trace, state.last_event_sequence, ids=parts.ids, clock=parts.clock
-        )
-        self.controller = AbortController()
-        self.signal = self.controller.signal
-        self.task: asyncio.Task[Any] | None = None
-        self._cancel_requested = False
-        self._running = False
-        self.terminal = False
-        self._start_emitted = False
-        self.last_response: ModelResponse | None = None
-        self.output_check: OutputCheck | None = None  # the last response's structured verdict
-        self.handoff: HandoffCallItem | None = None  # the model's handoff of the current turn
-        self.provider_route: tuple[object, ModelProvider] | None = None
-        if seed.signal is not None:
-            seed.signal.add_listener(self.abort)
-        self.signal.add_listener(self._on_abort)
-        self.run_context: RunContext[Any] = RunContext(
-            run_id=self.run_id,
-            agent_id=self.agent.id,
-            context=self.context,
-            signal=self.signal,
-            started_at=self.started_at,
-            usage=self.usage,
-            metadata=self.metadata,
-            deadline_at=self.deadline_at,
-            session_id=self.session_id,
-        )
-        self._run_view: RunView | None = None
-        self._start_error: Exception | None = None
-        self._ending = False  # an interrupted/cancelled ending started (its failure is a failure)
-        self.delivery_error: BaseException | None = None  # a terminal event could not be sent
-        self.persistence = RunPersistence(
-            parts.checkpoint_store,
-            run_id=self.run_id,
-            lease_ms=parts.lease_ms,
-            bounded=self.bounded,
-        )
+    Raises:
+        RunStateStaleError: the state may not run (see ``AgentRuntime.resume``).
+        RunPersistenceError: ``RUN_STATE_SERIALIZATION_FAILED`` or
+            ``CHECKPOINT_CLAIM_FAILED`` (the store failed; retry the resume).
+    """
+    assert run.expected is not None
+    run.state_revision += 1
+    try:
+        state = run.snapshot_json()
+    except Exception as error:
+        raise persistence_error("state.serialize", error, run.run_id) from error
+    try:
+        await run.persistence.claim(state, run.expected)
+    except RunStateStaleError:
+        raise
+    except Exception as error:
+        raise persistence_error("checkpoint.claim", error, run.run_id) from error
+    run.parts.ledger.record(state, always=True)
 
-    def fail_at_start(self, error: Exception) -> None:
-        """Make the run fail with ``error`` right after its start event (e.g. a bad deadline)."""
-        self._start_error = error
 
-    # -- cancellation -----------------------------------------------------------------------------
-
-    def abort(self, reason: object = None) -> None:
-        """Abort the run with ``reason`` (first reason wins)."""
-        self.controller.abort(reason)
-
-    def _on_abort(self, _reason: object) -> None:
-        task = self.task
-        if not self._running:
-            return  # main() checks the signal when it starts
-        if task is not None and not self.terminal and not self._cancel_requested:
-            self._cancel_requested = True
-            if task is not asyncio.current_task():
-                task.cancel()
-
-    def raise_if_aborted(self) -> None:
-        """Raise the abort reason when the run signal is aborted (and mark the cancel as ours)."""
-        if self.signal.aborted:
-            self._cancel_requested = True
-            self.signal.throw_if_aborted()
-
-    def hook_timeout(self) -> float:
-        """Seconds an extension point (guardrail, store, instructions) may take."""
-        return self.limits.hook_timeout_ms / 1000.0
-
-    async def bounded(self, awaitable: Awaitable[_T]) -> _T:
-        """Await an extension point under the hook timeout (D5)."""
-        async with asyncio.timeout(self.hook_timeout()):
-            return await awaitable
-
-    # -- state ------------------------------------------------------------------------------------
-
-    def serialized(self) -> SerializedRunState:
-        """The current state as an immutable value (tuples share the immutable items)."""
-        interrupted = self.status == "interrupted"
-        remaining = max(0, int(self.deadline_ms - time.time() * 1000)) if interrupted else None
-        return SerializedRunState(
-            run_id=self.run_id,
-            agent_id=self.agent.id,
-            agent_config_digest=self.digest,
-            status=self.status,
-            trace=self.trace,
-            started_at=self.started_at,
-            deadline_at=None if interrupted else self.deadline_at,
-            remaining_run_ms=remaining,
-            turn=self.turn,
-            input=tuple(self.input),
-            transcript=tuple(self.transcript),
-            generated_items=tuple(self.generated),
-            usage=self.usage.snapshot(),
-            session_id=self.session_id,
-            tenant_id=self.tenant_id,
-            expected_session_revision=self.expected_revision,
-            workspace_id=self.workspace_id,
-            pending_tools=tuple(self.pending),
-            interruptions=tuple(self.interruptions),
-            # A terminal save precedes its terminal event: count that event already.
-            last_event_sequence=self.sequencer.last_sequence + (self.status != "running"),
-            decisions=tuple(self.audit),
-            child_run_ids=self.child_run_ids,
-            metadata=self.metadata,
-            state_revision=self.state_revision,
-            model_settings=self.run_settings,
-            structured_output_retries=self.output_retries_used,
-            tool_retries=tuple(self.tool_retries.items()),
-        )
-
-    def snapshot_json(self) -> JsonObject:
-        """The current state's wire JSON (a fresh object)."""
-        return self.serialized().to_json()
-
-    async def save(self) -> JsonObject | None:
-        """Persist the state (before the event that announces the change) and return it.
-
-        Every save is a new ``stateRevision``; a terminal one (status other than ``running``)
-        releases the run's claim and is remembered as the run's final state. Without a store a
-        running state is not even built (None is returned).
-
-        Raises:
-            RunPersistenceError: ``RUN_STATE_SERIALIZATION_FAILED`` or ``CHECKPOINT_SAVE_FAILED``.
-            RunStateStaleError: the run's claim was lost (or refused on a fresh run's first save).
-        """
-        self.state_revision += 1
-        running = self.status == "running"
-        if self.parts.checkpoint_store is None and (
-            running
-            or (
-                self.status == "completed"
-                and not self.resumed
-                and not self.parts.ledger.knows(self.run_id)
-            )
-        ):
-            return None  # nothing to persist and nobody will resume this state
+async def _settle(run: RunExecution) -> RunResult[Any]:
+    """Run the body and end the run: every failure ends typed, with ``run.failed``."""
+    try:
         try:
-            state = self.snapshot_json()
-        except Exception as error:
-            raise persistence_error("state.serialize", error, self.run_id) from error
-        try:
-            await self.persistence.save(state)
-        except RunStateStaleError:
-            raise
-        except Exception as error:
-            raise persistence_error("checkpoint.save", error, self.run_id) from error
-        if not running:
-            self.final_state = state
-        return state
-
-    # -- events -----------------------------------------------------------------------------------
-
-    async def emit(self, type: str, data: JsonValue, *, terminal: bool = False) -> RunEvent | None:
-        """Stamp, dispatch (processors then sinks) and hand the event to the stream.
-
-        A ``terminal`` event (how the run ended) is dispatched in isolate mode: a failing sink is
-        reported by the dispatcher and the other sinks and the handle still get it.
-
-        Raises:
-            RunPersistenceError: ``EVENT_DELIVERY_FAILED`` (a sink or processor failed in
-                ``"raise"`` mode).
-        """
-        event = self.sequencer.next(type, data)
-        try:
-            delivered = await self.parts.dispatcher.dispatch(event, isolate=terminal)
-        except Exception as error:
-            if terminal:  # the dispatcher is closed: nothing more can be delivered
-                self.delivery_error = error
-                return None
-            raise persistence_error("event.delivery", error, self.run_id) from error
-        if delivered is not None and self.buffer is not None:
-            await self.buffer.put(delivered)
-        return delivered
-
-    async def emit_start(self, *, terminal: bool = False) -> None:
-        """Emit ``run.started`` (or ``run.resumed``) once (``terminal``: as part of the end)."""
-        if not self._start_emitted:
-            self._start_emitted = True
-            kind = "run.resumed" if self.resumed else "run.started"
-            await self.emit(kind, {"agentId": self.agent.id}, terminal=terminal)
-
-    # -- middleware -------------------------------------------------------------------------------
-
-    def run_view(self) -> RunView:
-        """A read-only view of the run context for middleware (built once)."""
-        if self._run_view is None:
-            self._run_view = RunView.of(self.run_context)
-        return self._run_view
-
-    def middleware_context(self, **extra: Any) -> RuntimeMiddlewareContext:
-        """A context for one stage call (only built when the stage has handlers)."""
-        parts = self.parts
-        return RuntimeMiddlewareContext(
-            signal=self.signal,
-            deadline=MiddlewareDeadline(expires_at=self.deadline_ms, scope=f"run:{self.run_id}"),
-            hook_timeout_ms=self.limits.hook_timeout_ms,
-            runtime=parts.runtime,
-            services=parts.services,
-            agent=self.agent,
-            run=self.run_view(),
-            state=read_only_state(self.snapshot_json()),
-            **extra,
-        )
-
-    async def stage(
-        self,
-        stage: MiddlewareStage,
-        terminal: Callable[[RuntimeMiddlewareContext], _T | Awaitable[_T]],
-        default: Callable[[], _T | Awaitable[_T]],
-        **extra: Any,
-    ) -> _T:
-        """Run a stage with onError, or just ``default()`` when nobody listens (fast path)."""
-        if not self.pipeline.has(stage):
-            value = default()
-            if inspect.isawaitable(value):
-                return await cast(Awaitable[_T], value)
-            return value
-        return await self.pipeline.run_with_error_stage(
-            stage, self.middleware_context(**extra), terminal
-        )
-
-    # -- main -------------------------------------------------------------------------------------
-
-    async def main(self) -> RunResult[Any]:
-        """Claim a resumed run, then schedule (session lock, permit), execute and settle it.
-
-        A refused claim raises before anything else happens: no event, no write.
-        """
-        self.task = asyncio.current_task()
-        if self.expected is not None:
-            await self._claim()
-        self._running = True
-        loop = asyncio.get_running_loop()
-        timer = loop.call_later(
-            max(0.0, (self.deadline_ms - time.time() * 1000) / 1000.0),
-            self.abort,
-            RunDeadlineExceededError(run_id=self.run_id),
-        )
-        beat = (
-            loop.create_task(self.persistence.heartbeat(self.abort))
-            if self.persistence.lease is not None
-            else None
-        )
-        try:
-            # Tools, middleware and runs started inside this run see its trace (S8): a run they
-            # start becomes a child of this one. The task owns its context copy.
-            with use_trace_context(self.trace):
-                return await self._settle()
-        finally:
-            timer.cancel()
-            if beat is not None:
-                beat.cancel()
-                await asyncio.wait({beat})
-            if self.final_state is not None:
-                self.parts.ledger.record(self.final_state, always=self.resumed)
-
-    async def _claim(self) -> None:
-        """Claim the resumed run (nothing has happened yet; a refusal writes and emits nothing).
-
-        Raises:
-            RunStateStaleError: the state may not run (see ``AgentRuntime.resume``).
-            RunPersistenceError: ``RUN_STATE_SERIALIZATION_FAILED`` or
-                ``CHECKPOINT_CLAIM_FAILED`` (the store failed; retry the resume).
-        """
-        assert self.expected is not None
-        self.state_revision += 1
-        try:
-            state = self.snapshot_json()
-        except Exception as error:
-            raise persistence_error("state.serialize", error, self.run_id) from error
-        try:
-            await self.persistence.claim(state, self.expected)
-        except RunStateStaleError:
-            raise
-        except Exception as error:
-            raise persistence_error("checkpoint.claim", error, self.run_id) from error
-        self.parts.ledger.record(state, always=True)
-
-    async def _settle(self) -> RunResult[Any]:
-        """Run the body and end the run: every failure ends typed, with ``run.failed``."""
-        try:
-            try:
-                self.raise_if_aborted()
-                return await self._scheduled()
-            except RunInterrupted as interrupted:
-                self._finish_cancel_bookkeeping()
-                self._ending = True
-                return await run_interrupted(self, interrupted)
-            except asyncio.CancelledError:
-                if not self.signal.aborted:
-                    raise
-                self._finish_cancel_bookkeeping()
-                lost = self._claim_lost()
-                if lost is not None:
-                    raise lost from None
-                self._ending = True
-                return await run_cancelled(self)
+            run.raise_if_aborted()
+            return await _scheduled(run)
+        except RunInterrupted as interrupted:
+            run.finish_cancel_bookkeeping()
+            run.ending = True
+            return await run_interrupted(run, interrupted)
         except asyncio.CancelledError:
-            raise  # not the run's own abort: whoever cancelled the task owns the outcome
-        except Exception as error:
-            self._finish_cancel_bookkeeping()
-            if self.signal.aborted and not self._ending and self._claim_lost() is None:
-                self._ending = True
-                return await run_cancelled(self)  # failures after an abort are the abort's
-            typed = await run_failed(self, error)
-            if typed is error:
+            if not run.signal.aborted:
                 raise
-            raise typed from error
+            run.finish_cancel_bookkeeping()
+            lost = run.claim_lost()
+            if lost is not None:
+                raise lost from None
+            run.ending = True
+            return await run_cancelled(run)
+    except asyncio.CancelledError:
+        raise  # not the run's own abort: whoever cancelled the task owns the outcome
+    except Exception as error:
+        run.finish_cancel_bookkeeping()
+        if run.signal.aborted and not run.ending and run.claim_lost() is None:
+            run.ending = True
+            return await run_cancelled(run)  # failures after an abort are the abort's
+        typed = await run_failed(run, error)
+        if typed is error:
+            raise
+        raise typed from error
 
-    def _claim_lost(self) -> RunClaimLostError | None:
-        """The lost claim that stopped the run (the heartbeat aborts with it), if any."""
-        reason = self.signal.reason if self.signal.aborted else None
-        return reason if isinstance(reason, RunClaimLostError) else None
 
-    def _finish_cancel_bookkeeping(self) -> None:
-        self.terminal = True
-        task = self.task
-        if self._cancel_requested and task is not None and task.cancelling():
-            task.uncancel()
-
-    async def _scheduled(self) -> RunResult[Any]:
-        parts = self.parts
-        if self.session_id is not None:
-            tenant = self.tenant_id or "default"
-            owner = held_session_owner(parts.session_locks, tenant, self.session_id)
-            if owner is not None:
-                raise RunError(
-                    f'Run "{self.run_id}" needs session "{self.session_id}", which its caller '
-                    f'run "{owner}" holds: it would wait forever. Start it after that run ends '
-                    "(e.g. hand off from the run's result) or give it another session.",
-                    code="SESSION_REENTRANT",
-                    run_id=self.run_id,
-                    phase="runtime",
-                    details={"sessionId": self.session_id, "holderRunId": owner},
-                )
-            async with parts.session_locks.hold(tenant, self.session_id, self.run_id):
-                return await self._with_permit()
-        return await self._with_permit()
-
-    async def _with_permit(self) -> RunResult[Any]:
-        gate = self.parts.gate
-        await gate.acquire()
-        try:
-            return await self._body()
-        finally:
-            gate.release()
-
-    # -- the run body -----------------------------------------------------------------------------
-
-    async def _body(self) -> RunResult[Any]:
-        await self.emit_start()
-        if self._start_error is not None:
-            raise self._start_error
-        fresh = not self.resumed and self.turn == 0 and not self.generated
-        prepared_items = await prepare_input(self)
-        if self.session_id is not None:
-            prepared_items = await load_session(self, prepared_items, fresh)
-        if fresh:
-            await start_transcript(self, prepared_items)
-        if self.pending:
-            from actoviq.runtime.tool_turn import finish_turn
-
-            await finish_turn(self, self.decisions)
-            if self.handoff is not None:
-                return await hand_off(self, self.last_response)
-        return await self._turns()
-
-    # -- extension points -------------------------------------------------------------------------
-
-    async def guardrail(self, outcome: object) -> GuardrailDecision:
-        """Await a guardrail's outcome under the hook timeout and check it is a decision."""
-        if inspect.isawaitable(outcome):
-            outcome = await self.bounded(cast(Awaitable[object], outcome))
-        if not isinstance(outcome, GuardrailDecision):
+async def _scheduled(run: RunExecution) -> RunResult[Any]:
+    parts = run.parts
+    if run.session_id is not None:
+        tenant = run.tenant_id or "default"
+        owner = held_session_owner(parts.session_locks, tenant, run.session_id)
+        if owner is not None:
             raise RunError(
-                "A guardrail must return a GuardrailDecision.",
-                code="GUARDRAIL_INVALID",
-                run_id=self.run_id,
-                phase="prepare_input",
+                f'Run "{run.run_id}" needs session "{run.session_id}", which its caller '
+                f'run "{owner}" holds: it would wait forever. Start it after that run ends '
+                "(e.g. hand off from the run's result) or give it another session.",
+                code="SESSION_REENTRANT",
+                run_id=run.run_id,
+                phase="runtime",
+                details={"sessionId": run.session_id, "holderRunId": owner},
             )
-        return outcome
+        async with parts.session_locks.hold(tenant, run.session_id, run.run_id):
+            return await _with_permit(run)
+    return await _with_permit(run)
 
-    async def session_store(self) -> RuntimeSessionStore:
-        """The ``sessions`` service (resolved under the hook timeout)."""
-        services = self.parts.services
-        if not services.has("sessions"):
+
+async def _with_permit(run: RunExecution) -> RunResult[Any]:
+    gate = run.parts.gate
+    await gate.acquire()
+    try:
+        return await _body(run)
+    finally:
+        gate.release()
+
+
+async def _body(run: RunExecution) -> RunResult[Any]:
+    await run.emit_start()
+    if run.start_error is not None:
+        raise run.start_error
+    fresh = not run.resumed and run.turn == 0 and not run.generated
+    prepared_items = await prepare_input(run)
+    if run.session_id is not None:
+        prepared_items = await load_session(run, prepared_items, fresh)
+    if fresh:
+        await start_transcript(run, prepared_items)
+    if run.pending:
+        await finish_turn(run, run.decisions)
+        if run.handoff is not None:
+            return await hand_off(run, run.last_response)
+    return await _turns(run)
+
+
+async def _turns(run: RunExecution) -> RunResult[Any]:
+    limits = run.limits
+    response = run.last_response
+    while run.turn < limits.max_turns:
+        run.raise_if_aborted()
+        response = await model_turn(run)
+        calls = [item for item in response.output if isinstance(item, ToolCallItem)]
+        if not calls:
+            if run.entry.output_validator is None or not await retry_output(run, response):
+                break
+            continue
+        await finish_turn(run, {})
+        await run.stage(MiddlewareStage.AFTER_TURN, lambda ctx: None, lambda: None)
+        if run.handoff is not None:
+            return await hand_off(run, response)
+    if response is None or (
+        run.turn >= limits.max_turns
+        and any(isinstance(item, ToolCallItem) for item in response.output)
+    ):
+        if run.turn >= limits.max_turns:
             raise RunError(
-                "A sessionId was provided but no sessions service is registered.",
-                code="SESSION_SERVICE_REQUIRED",
-                run_id=self.run_id,
+                f"Run exceeded maxTurns={limits.max_turns}.",
+                code="MAX_TURNS_EXCEEDED",
+                run_id=run.run_id,
                 phase="runtime",
             )
-        return cast(RuntimeSessionStore, await self.bounded(services.resolve("sessions")))
-
-    async def _turns(self) -> RunResult[Any]:
-        limits = self.limits
-        response = self.last_response
-        while self.turn < limits.max_turns:
-            self.raise_if_aborted()
-            response = await model_turn(self)
-            calls = [item for item in response.output if isinstance(item, ToolCallItem)]
-            if not calls:
-                if self.entry.output_validator is None or not await retry_output(self, response):
-                    break
-                continue
-            from actoviq.runtime.tool_turn import finish_turn
-
-            await finish_turn(self, {})
-            await self.stage(MiddlewareStage.AFTER_TURN, lambda ctx: None, lambda: None)
-            if self.handoff is not None:
-                return await hand_off(self, response)
-        if response is None or (
-            self.turn >= limits.max_turns
-            and any(isinstance(item, ToolCallItem) for item in response.output)
-        ):
-            if self.turn >= limits.max_turns:
-                raise RunError(
-                    f"Run exceeded maxTurns={limits.max_turns}.",
-                    code="MAX_TURNS_EXCEEDED",
-                    run_id=self.run_id,
-                    phase="runtime",
-                )
-            raise RunError(
-                "Run has no model response.",
-                code="EMPTY_MODEL_RESPONSE",
-                run_id=self.run_id,
-                phase="finalize_output",
-            )
-        return await finalize(self, response)
-
-
-def to_iso_ms(epoch_ms: float) -> str:
-    """Epoch milliseconds as the ISO-8601 text of state timestamps."""
-    from datetime import UTC, datetime
-
-    return to_iso(datetime.fromtimestamp(epoch_ms / 1000.0, UTC))
+        raise RunError(
+            "Run has no model response.",
+            code="EMPTY_MODEL_RESPONSE",
+            run_id=run.run_id,
+            phase="finalize_output",
+        )
+    return await finalize(run, response)

@@ -20,7 +20,7 @@ from actoviq.core import ModelSettings, RunError, ToolCallItem
 from actoviq.providers import ModelReasoningRequest, ModelRequest, ToolChoice
 
 if TYPE_CHECKING:
-    from actoviq.runtime.loop import RunExecution
+    from actoviq.runtime.execution import RunExecution
 
 __all__ = ["request_settings"]
 

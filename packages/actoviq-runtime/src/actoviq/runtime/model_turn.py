@@ -27,7 +27,7 @@ from actoviq.runtime.model_settings import request_settings
 from actoviq.runtime.stream_events import model_ref_json, stream_event_payload
 
 if TYPE_CHECKING:
-    from actoviq.runtime.loop import RunExecution
+    from actoviq.runtime.execution import RunExecution
 
 __all__ = ["model_turn"]
 

@@ -16,7 +16,7 @@ from actoviq.runtime.failures import persistence_error
 from actoviq.runtime.middleware import MiddlewareInvariantViolationError, MiddlewareStage
 
 if TYPE_CHECKING:
-    from actoviq.runtime.loop import RunExecution
+    from actoviq.runtime.execution import RunExecution
 
 __all__ = ["load_session", "prepare_input", "start_transcript"]
 

@@ -24,7 +24,7 @@ from actoviq.core import (
 from actoviq.runtime.failures import RunPersistenceError, as_run_error, persistence_error
 
 if TYPE_CHECKING:
-    from actoviq.runtime.loop import RunExecution, RunInterrupted
+    from actoviq.runtime.execution import RunExecution, RunInterrupted
 
 __all__ = ["run_cancelled", "run_failed", "run_interrupted", "run_result"]
 

@@ -19,7 +19,7 @@ from actoviq.runtime.stores import StorageConflictError
 from actoviq.runtime.structured_output import check_output, output_error
 
 if TYPE_CHECKING:
-    from actoviq.runtime.loop import RunExecution
+    from actoviq.runtime.execution import RunExecution
 
 __all__ = ["default_output", "finalize", "hand_off"]
 

@@ -60,9 +60,10 @@ from actoviq.runtime.errors import (
     RuntimeClosedError,
     RuntimeConfigurationError,
 )
+from actoviq.runtime.execution import RunExecution, RunSeed
 from actoviq.runtime.handle import BufferPolicy, EventBuffer, RunHandle
-from actoviq.runtime.handoff import HandoffRequest, prepare_handoff
-from actoviq.runtime.loop import RunExecution, RunSeed
+from actoviq.runtime.handoff import HandoffRequest, check_handoff_request, prepare_handoff
+from actoviq.runtime.loop import execute
 from actoviq.runtime.middleware import MiddlewareDefinition, MiddlewarePipeline, MiddlewareRegistry
 from actoviq.runtime.parts import AgentEntry, RuntimeParts
 from actoviq.runtime.resume import check_decisions, check_resumable, resume_deadline
@@ -127,9 +128,8 @@ class AgentRuntime:
         event_failure_mode: ``"raise"`` (a failing sink fails the run) or ``"isolate"``.
         redaction: the redaction policy of the built-in processor (on by default).
         sink_timeout: seconds a sink write may take.
-        sessions: session history for ``run(..., session_id=)``: a ``RuntimeSessionStore``
-            (``storage.runtime_sessions()``) or a storage ``SessionStore`` (wrapped in the
-            adapter); registered as the ``sessions`` service.
+        sessions: session history for ``run(..., session_id=)``: a ``RuntimeSessionStore`` or
+            a storage ``SessionStore`` (wrapped); registered as the ``sessions`` service.
         checkpoints: a ``RunCheckpointStore`` (``storage.runtime_checkpoints()``) or a storage
             ``CheckpointStore`` (wrapped); the same as ``checkpoint_store`` (give one).
         checkpoint_store: receives the serialised state before each state-changing event. A
@@ -144,11 +144,8 @@ class AgentRuntime:
         max_concurrent_runs: run permits (FIFO).
         stream_buffer_policy: ``"drop-deltas"`` or ``"block"`` for stream handles.
         tool_error_formatter: formats tool failures for the model.
-        max_tool_threads: the worker threads plain (non-``async``) tools run in, so they never
-            block the event loop (a bounded pool owned by the runtime, shut down by
-            :meth:`close`). ``async def`` tools run on the loop. ``timeout_ms`` holds for both:
-            a timed-out plain tool's thread finishes on its own and its result is discarded (a
-            side effect becomes ``unknown``); context variables reach the thread.
+        max_tool_threads: the bounded pool plain (non-``async``) tools run in, off the loop; a
+            timed-out plain tool finishes in its thread and its result is discarded.
         ids: id factory (trace, span and event ids); inject a deterministic one in tests.
         clock: event timestamp clock.
 
@@ -376,7 +373,7 @@ class AgentRuntime:
 
     async def _drive(self, execution: RunExecution) -> RunResult[Any]:
         try:
-            return await execution.main()
+            return await execute(execution)
         finally:
             if self._active.get(execution.run_id) is execution:
                 del self._active[execution.run_id]
@@ -449,15 +446,10 @@ class AgentRuntime:
         then the turn loop continues; event sequences continue after ``lastEventSequence``; the
         run deadline restarts from the remaining budget (or ``limits.run_deadline_ms``).
 
-        Exactly-once (decision D10): a state can be resumed once. Before anything runs, the
-        resumed execution claims the run: with a claiming checkpoint store (the store adapters)
-        atomically, across processes; with any other store by loading and comparing; without a
-        store against what this runtime saw. A state that is older than the run's newest, of a
-        completed run, or held by another live execution is refused with
-        :class:`RunStateStaleError` (``reason``, ``stored_status``): nothing runs and no event is
-        emitted. A completed run's result is not returned again: the checkpoint keeps the state,
-        not the output. The refusal raises here when this runtime already knows the answer,
-        otherwise from ``handle.result()`` (and the handle yields no event).
+        Exactly-once (decision D10, ``docs/decisions.md``): the resumed execution first claims
+        the run (atomically with a claiming store); an older, completed or already-held state is
+        refused with :class:`RunStateStaleError` before anything runs or is emitted, here when
+        this runtime knows the answer, else from ``handle.result()``.
 
         Raises:
             RuntimeClosedError: the runtime is closed.
@@ -519,7 +511,23 @@ class AgentRuntime:
             RuntimeClosedError / HandoffRequestError / MiddlewareInvariantViolationError: see
                 :func:`actoviq.runtime.handoff.prepare_handoff`; an aborted signal's reason.
         """
-        return await prepare_handoff(self, request)
+        self._check_open()
+        request = check_handoff_request(request)
+        source = self.get_agent(request.source_agent_id)
+        pipeline = self.middleware
+        entry = self._agents.get(source.id) if source is not None else None
+        if entry is not None and entry.pipeline is not None:
+            pipeline = entry.pipeline
+        parent = self._active.get(request.parent_run_id)
+        return await prepare_handoff(
+            request,
+            runtime=self,
+            pipeline=pipeline,
+            services=self.services,
+            source=source,
+            hook_timeout_ms=self.default_limits.hook_timeout_ms,
+            parent=parent.emit if parent is not None else None,
+        )
 
     def is_run_active(self, run_id: str) -> bool:
         """True while ``run_id`` is executing on this runtime (``emit_run_event`` would emit)."""

@@ -14,35 +14,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final, cast
 
-import attrs
-
 from actoviq.core import UNSET, JsonValue, RunError, StructuredItem, TextItem, Unset
 from actoviq.providers import ModelResponse
+from actoviq.runtime.output_check import OutputCheck
 from actoviq.runtime.tools import ToolInputInvalidError
 
 if TYPE_CHECKING:
-    from actoviq.runtime.loop import RunExecution
+    from actoviq.runtime.execution import RunExecution
 
 __all__ = ["MAX_ERRORS", "OutputCheck", "check_output", "output_error", "retry_output"]
 
 MAX_ERRORS: Final = 5
 _MAX_ERROR_CHARS: Final = 300
 _NO_JSON: Final = "$: the response held no JSON value"
-
-
-@attrs.frozen(slots=True)
-class OutputCheck:
-    """The verdict on one response: the parsed output, or the errors the model will see."""
-
-    response: ModelResponse
-    value: Any = None
-    errors: tuple[str, ...] = ()
-    missing: bool = False
-
-    @property
-    def valid(self) -> bool:
-        """True when the output matched the schema and parsed."""
-        return not self.errors
 
 
 def _json_value(response: ModelResponse) -> JsonValue | Unset:

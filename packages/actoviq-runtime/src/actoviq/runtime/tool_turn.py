@@ -37,7 +37,6 @@ from actoviq.core import (
     Interruption,
     JsonObject,
     JsonValue,
-    RunError,
     ToolCallItem,
     ToolResultItem,
     iso_now,
@@ -46,6 +45,7 @@ from actoviq.runtime.handoff_tools import handoff_outcome
 from actoviq.runtime.middleware import MiddlewareStage
 from actoviq.runtime.resume import decision_for, rejection_result
 from actoviq.runtime.state import ResolvedDecision
+from actoviq.runtime.tool_retries import retries_exceeded, track_retry
 from actoviq.runtime.tool_suspension import (
     mark_suspension,
     resumption_for,
@@ -78,7 +78,7 @@ from actoviq.runtime.tools import (
 )
 
 if TYPE_CHECKING:
-    from actoviq.runtime.loop import RunExecution
+    from actoviq.runtime.execution import RunExecution
 
 __all__ = ["finish_turn", "prepare_pending"]
 
@@ -182,36 +182,12 @@ class _ToolTurn:
             self._append_results()
             await ex.save()
         if self.exhausted is not None:
-            failure, budget = self.exhausted
-            raise RunError(
-                f'Tool "{failure.tool_name}" failed {budget + 1} times in a row asking for a '
-                f"retry or with invalid arguments (max_retries={budget}): {failure.message}",
-                code="TOOL_RETRIES_EXCEEDED",
-                run_id=ex.run_id,
-                phase="tool_call",
-                details={
-                    "tool": failure.tool_name,
-                    "callId": failure.call_id,
-                    "maxRetries": budget,
-                },
-            )
+            raise retries_exceeded(ex.run_id, *self.exhausted)
 
     def _track(self, name: str, failure: ToolFailure | None) -> None:
-        """Count consecutive retries (``ToolRetry``, invalid arguments); reset on success."""
-        counts = self.ex.tool_retries
-        if failure is None:
-            counts.pop(name, None)
-            return
-        if failure.kind not in ("retry", "validation"):
-            return
-        tool = self.ex.parts.tools.resolve(name)
-        if tool is None:
-            return
-        count = counts.get(name, 0) + 1
-        counts[name] = count
-        budget = tool.descriptor.behavior.retry_budget
-        if count > budget and self.exhausted is None:
-            self.exhausted = (failure, budget)
+        spent = track_retry(self.ex.tool_retries, self.ex.parts.tools, name, failure)
+        if spent is not None and self.exhausted is None:
+            self.exhausted = spent
 
     async def _decide(self, index: int) -> Interruption | None:
         ex = self.ex
@@ -618,6 +594,6 @@ def _artifact_json(artifact: Any) -> JsonObject:
 
 
 def _interrupted(interruptions: list[Interruption]) -> Exception:
-    from actoviq.runtime.loop import RunInterrupted
+    from actoviq.runtime.execution import RunInterrupted
 
     return RunInterrupted(interruptions)

@@ -34,11 +34,12 @@ from actoviq.core import (
     clone_json_value,
     register_wire_class,
 )
+from actoviq.runtime.tools.effects import TOOL_EFFECTS, ToolEffect
 from actoviq.runtime.tools.errors import ToolDefinitionError, ToolProgressError
 from actoviq.runtime.tools.frozen import FrozenJson, freeze_json, thaw_json
 
 if TYPE_CHECKING:
-    from actoviq.runtime.tools.state import InterruptionDecision
+    from actoviq.runtime.tools.decisions import InterruptionDecision
 
 __all__ = [
     "DEFAULT_TOOL_MAX_RETRIES",
@@ -55,9 +56,6 @@ __all__ = [
     "ToolSchema",
     "tool_effect",
 ]
-
-ToolEffect: TypeAlias = Literal["read", "idempotent-write", "side-effect"]
-TOOL_EFFECTS: tuple[ToolEffect, ...] = ("read", "idempotent-write", "side-effect")
 
 
 def _identity(value: object) -> object:

@@ -22,7 +22,7 @@ from actoviq.core import (
 )
 
 if TYPE_CHECKING:
-    from actoviq.runtime.tools.policy import InterruptDecision
+    from actoviq.runtime.tools.decisions import InterruptDecision
 
 __all__ = [
     "ToolCallDenied",

@@ -13,12 +13,20 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Awaitable, Iterable
-from typing import ClassVar, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 import attrs
 
-from actoviq.core import JsonObject
-from actoviq.runtime.tools.descriptor import ToolDescriptor, ToolEffect, ToolExecutionContext
+from actoviq.runtime.tools.decisions import (
+    AllowDecision,
+    DenyDecision,
+    InterruptDecision,
+    ToolDecision,
+    approval_interruption_id,
+    idempotency_key_for,
+    reconciliation_interruption_id,
+)
+from actoviq.runtime.tools.descriptor import ToolDescriptor, ToolExecutionContext
 
 __all__ = [
     "AllowDecision",
@@ -32,49 +40,6 @@ __all__ = [
     "idempotency_key_for",
     "reconciliation_interruption_id",
 ]
-
-
-def approval_interruption_id(run_id: str, call_id: str) -> str:
-    """The approval interruption id the runner uses: ``"<runId>:<callId>"``."""
-    return f"{run_id}:{call_id}"
-
-
-def reconciliation_interruption_id(run_id: str, call_id: str) -> str:
-    """The reconciliation interruption id: ``"<runId>:<callId>:reconcile"``."""
-    return f"{run_id}:{call_id}:reconcile"
-
-
-def idempotency_key_for(run_id: str, call_id: str, effect: ToolEffect) -> str | None:
-    """``"<runId>:<callId>"`` for ``idempotent-write`` tools, None otherwise (ADR-010)."""
-    return f"{run_id}:{call_id}" if effect == "idempotent-write" else None
-
-
-@attrs.frozen(kw_only=True, slots=True)
-class AllowDecision:
-    """Run the tool."""
-
-    type: ClassVar[Literal["allow"]] = "allow"
-
-
-@attrs.frozen(kw_only=True, slots=True)
-class DenyDecision:
-    """Do not run the tool; the model sees a ``denied`` error result with ``reason``."""
-
-    type: ClassVar[Literal["deny"]] = "deny"
-    reason: str
-
-
-@attrs.frozen(kw_only=True, slots=True)
-class InterruptDecision:
-    """Pause the run for an approval (the "ask" case)."""
-
-    type: ClassVar[Literal["interrupt"]] = "interrupt"
-    interruption_id: str
-    reason: str
-    metadata: JsonObject | None = None
-
-
-ToolDecision: TypeAlias = AllowDecision | DenyDecision | InterruptDecision
 
 
 @attrs.frozen(kw_only=True, slots=True)

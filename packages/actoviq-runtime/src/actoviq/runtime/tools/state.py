@@ -19,27 +19,27 @@ idempotencyKey?, result?}`` — the state is written under the reference key ``s
 from __future__ import annotations
 
 import enum
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar
 
 import attrs
 
 from actoviq.core import (
-    UNSET,
     ActoviqError,
     ItemValidationError,
-    JsonObject,
-    JsonValue,
     ToolCallItem,
     ToolResultItem,
     Unset,
     converter,
     item_from_json,
-    json_value_error,
     register_wire_class,
 )
-from actoviq.runtime.tools.descriptor import TOOL_EFFECTS, ToolEffect
+from actoviq.runtime.tools.decisions import (
+    DecisionOutcome,
+    InterruptionDecision,
+    idempotency_key_for,
+)
+from actoviq.runtime.tools.effects import TOOL_EFFECTS, ToolEffect
 from actoviq.runtime.tools.errors import ToolErrorFormatter, ToolFailure
-from actoviq.runtime.tools.policy import idempotency_key_for
 from actoviq.runtime.tools.results import denial_result, failure_result
 
 __all__ = [
@@ -186,74 +186,6 @@ def settled_state(effect: ToolEffect, failure: ToolFailure | None) -> PendingToo
     return PendingToolState.COMMITTED
 
 
-DecisionOutcome: TypeAlias = Literal["approve", "reject", "committed", "failed", "retry"]
-_OUTCOMES: tuple[DecisionOutcome, ...] = ("approve", "reject", "committed", "failed", "retry")
-
-
-def _check_outcome(_: object, __: object, value: object) -> None:
-    if value not in _OUTCOMES:
-        raise ItemValidationError(
-            f"InterruptionDecision.outcome must be one of {', '.join(_OUTCOMES)}.", field="outcome"
-        )
-
-
-def _check_output(_: object, __: object, value: object) -> None:
-    if isinstance(value, Unset):
-        return
-    error = json_value_error(value, "InterruptionDecision.output")
-    if error is not None:
-        raise ItemValidationError(
-            error.message, field="output", path=error.path, reason=error.reason
-        )
-
-
-@attrs.frozen(kw_only=True, slots=True)
-class InterruptionDecision:
-    """The host's answer to one interruption.
-
-    ``approve`` / ``reject`` answer approvals. ``committed`` (with the ``output`` the effect
-    produced), ``failed`` (with a ``reason``) and ``retry`` (read / idempotent-write only) answer
-    reconciliations.
-
-    Example:
-        >>> InterruptionDecision.approve("run-1:call-1").outcome
-        'approve'
-    """
-
-    interruption_id: str
-    outcome: DecisionOutcome = attrs.field(validator=_check_outcome)
-    reason: str | None = None
-    output: JsonValue | Unset = attrs.field(default=UNSET, validator=_check_output)
-    metadata: JsonObject | None = None
-
-    @classmethod
-    def approve(
-        cls, interruption_id: str, metadata: JsonObject | None = None
-    ) -> InterruptionDecision:
-        """Approve a pending approval."""
-        return cls(interruption_id=interruption_id, outcome="approve", metadata=metadata)
-
-    @classmethod
-    def reject(cls, interruption_id: str, reason: str | None = None) -> InterruptionDecision:
-        """Reject a pending approval (the model sees a ``denied`` result)."""
-        return cls(interruption_id=interruption_id, outcome="reject", reason=reason)
-
-    @classmethod
-    def committed(cls, interruption_id: str, output: JsonValue) -> InterruptionDecision:
-        """Reconcile an unknown call as done, with the output it produced."""
-        return cls(interruption_id=interruption_id, outcome="committed", output=output)
-
-    @classmethod
-    def failed(cls, interruption_id: str, reason: str) -> InterruptionDecision:
-        """Reconcile an unknown call as failed (it had no effect)."""
-        return cls(interruption_id=interruption_id, outcome="failed", reason=reason)
-
-    @classmethod
-    def retry(cls, interruption_id: str) -> InterruptionDecision:
-        """Run an unknown read / idempotent-write call again (same idempotency key)."""
-        return cls(interruption_id=interruption_id, outcome="retry")
-
-
 class ResumeAction(enum.StrEnum):
     """What ``resume()`` does with one pending call."""
 
@@ -389,5 +321,4 @@ register_wire_class(
     rename={"state": "status"},
     decoders={"call": _call_from_json, "result": _result_from_json, "state": _state_from_json},
 )
-register_wire_class(InterruptionDecision)
 converter.register_unstructure_hook(PendingToolState, lambda state: state.value)

@@ -1,0 +1,148 @@
+"""Decisions about tool calls: a policy's verdict and the host's answer to an interruption.
+
+A leaf module (core only), so the descriptor, the errors, the policy and the pending state can all
+name these values without importing each other.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal, TypeAlias
+
+import attrs
+
+from actoviq.core import (
+    UNSET,
+    ItemValidationError,
+    JsonObject,
+    JsonValue,
+    Unset,
+    json_value_error,
+    register_wire_class,
+)
+from actoviq.runtime.tools.effects import ToolEffect
+
+__all__ = [
+    "AllowDecision",
+    "DecisionOutcome",
+    "DenyDecision",
+    "InterruptDecision",
+    "InterruptionDecision",
+    "ToolDecision",
+    "approval_interruption_id",
+    "idempotency_key_for",
+    "reconciliation_interruption_id",
+]
+
+
+def approval_interruption_id(run_id: str, call_id: str) -> str:
+    """The approval interruption id the runner uses: ``"<runId>:<callId>"``."""
+    return f"{run_id}:{call_id}"
+
+
+def reconciliation_interruption_id(run_id: str, call_id: str) -> str:
+    """The reconciliation interruption id: ``"<runId>:<callId>:reconcile"``."""
+    return f"{run_id}:{call_id}:reconcile"
+
+
+def idempotency_key_for(run_id: str, call_id: str, effect: ToolEffect) -> str | None:
+    """``"<runId>:<callId>"`` for ``idempotent-write`` tools, None otherwise (ADR-010)."""
+    return f"{run_id}:{call_id}" if effect == "idempotent-write" else None
+
+
+@attrs.frozen(kw_only=True, slots=True)
+class AllowDecision:
+    """Run the tool."""
+
+    type: ClassVar[Literal["allow"]] = "allow"
+
+
+@attrs.frozen(kw_only=True, slots=True)
+class DenyDecision:
+    """Do not run the tool; the model sees a ``denied`` error result with ``reason``."""
+
+    type: ClassVar[Literal["deny"]] = "deny"
+    reason: str
+
+
+@attrs.frozen(kw_only=True, slots=True)
+class InterruptDecision:
+    """Pause the run for an approval (the "ask" case)."""
+
+    type: ClassVar[Literal["interrupt"]] = "interrupt"
+    interruption_id: str
+    reason: str
+    metadata: JsonObject | None = None
+
+
+ToolDecision: TypeAlias = AllowDecision | DenyDecision | InterruptDecision
+
+
+DecisionOutcome: TypeAlias = Literal["approve", "reject", "committed", "failed", "retry"]
+_OUTCOMES: tuple[DecisionOutcome, ...] = ("approve", "reject", "committed", "failed", "retry")
+
+
+def _check_outcome(_: object, __: object, value: object) -> None:
+    if value not in _OUTCOMES:
+        raise ItemValidationError(
+            f"InterruptionDecision.outcome must be one of {', '.join(_OUTCOMES)}.", field="outcome"
+        )
+
+
+def _check_output(_: object, __: object, value: object) -> None:
+    if isinstance(value, Unset):
+        return
+    error = json_value_error(value, "InterruptionDecision.output")
+    if error is not None:
+        raise ItemValidationError(
+            error.message, field="output", path=error.path, reason=error.reason
+        )
+
+
+@attrs.frozen(kw_only=True, slots=True)
+class InterruptionDecision:
+    """The host's answer to one interruption.
+
+    ``approve`` / ``reject`` answer approvals. ``committed`` (with the ``output`` the effect
+    produced), ``failed`` (with a ``reason``) and ``retry`` (read / idempotent-write only) answer
+    reconciliations.
+
+    Example:
+        >>> InterruptionDecision.approve("run-1:call-1").outcome
+        'approve'
+    """
+
+    interruption_id: str
+    outcome: DecisionOutcome = attrs.field(validator=_check_outcome)
+    reason: str | None = None
+    output: JsonValue | Unset = attrs.field(default=UNSET, validator=_check_output)
+    metadata: JsonObject | None = None
+
+    @classmethod
+    def approve(
+        cls, interruption_id: str, metadata: JsonObject | None = None
+    ) -> InterruptionDecision:
+        """Approve a pending approval."""
+        return cls(interruption_id=interruption_id, outcome="approve", metadata=metadata)
+
+    @classmethod
+    def reject(cls, interruption_id: str, reason: str | None = None) -> InterruptionDecision:
+        """Reject a pending approval (the model sees a ``denied`` result)."""
+        return cls(interruption_id=interruption_id, outcome="reject", reason=reason)
+
+    @classmethod
+    def committed(cls, interruption_id: str, output: JsonValue) -> InterruptionDecision:
+        """Reconcile an unknown call as done, with the output it produced."""
+        return cls(interruption_id=interruption_id, outcome="committed", output=output)
+
+    @classmethod
+    def failed(cls, interruption_id: str, reason: str) -> InterruptionDecision:
+        """Reconcile an unknown call as failed (it had no effect)."""
+        return cls(interruption_id=interruption_id, outcome="failed", reason=reason)
+
+    @classmethod
+    def retry(cls, interruption_id: str) -> InterruptionDecision:
+        """Run an unknown read / idempotent-write call again (same idempotency key)."""
+        return cls(interruption_id=interruption_id, outcome="retry")
+
+
+register_wire_class(InterruptionDecision)
