@@ -9,29 +9,24 @@ from __future__ import annotations
 import asyncio
 import os
 
-from actoviq.core import AgentSpec, ToolCallItem
+from actoviq.core import ToolCallItem
 from actoviq.providers import ModelRegistry
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
-from actoviq.runtime import AgentRuntime, InterruptionDecision, tool
+from actoviq.runtime import AgentRuntime, AgentSpec, Interruption, InterruptionDecision, tool
 
 OFFLINE = os.environ.get("ACTOVIQ_OFFLINE") == "1" or not os.environ.get("OPENAI_API_KEY")
 
 
-def models() -> ModelRegistry:
-    """OpenAI with a key, else a scripted model that calls the tool, then answers."""
+def models() -> ModelRegistry | None:
+    """None with a key (the runtime then uses the environment's providers), else a script."""
     if not OFFLINE:
-        from actoviq.providers.openai import OpenAIResponsesProvider
-
-        return ModelRegistry(
-            [OpenAIResponsesProvider()], default_model="openai-responses:gpt-4.1-mini"
-        )
+        return None
     call = ToolCallItem(
         id="c1", name="send_email", input={"to": "ops@example.test", "subject": "Deployed"}
     )
     done = ScriptedTurn(text="I emailed ops.", stream_deltas=["I emailed ", "ops."])
-    return ModelRegistry(
-        [ScriptedProvider([ScriptedTurn(tool_calls=[call]), done])], default_model="scripted:demo"
-    )
+    script = ScriptedProvider([ScriptedTurn(tool_calls=[call]), done])
+    return ModelRegistry([script], default_model="scripted:demo")
 
 
 # --- the program ---------------------------------------------------------------------------------
@@ -43,29 +38,26 @@ def send_email(to: str, subject: str) -> str:
     return f"sent {subject!r} to {to}"
 
 
-agent = AgentSpec(
-    id="mailer", name="Mailer", instructions="Email ops when asked.", tools=["send_email"]
-)
+agent = AgentSpec(id="mailer", name="Mailer", instructions="Email ops.", tools=["send_email"])
+
+
+async def decide(ask: Interruption) -> InterruptionDecision:
+    prompt = f"\nApprove {ask.tool_name}({ask.input})? [y/N] "
+    if OFFLINE or await asyncio.to_thread(input, prompt) == "y":
+        return InterruptionDecision.approve(ask)
+    return InterruptionDecision.reject(ask)
 
 
 async def main() -> None:
     async with AgentRuntime(models=models(), tools=[send_email]) as runtime:
         handle = runtime.stream(agent, "Tell ops the deploy is done.")
         while True:
-            async with handle:
-                async for text in handle.text_deltas():
-                    print(text, end="", flush=True)
-                result = await handle.result()
+            async for text in handle.text_deltas():
+                print(text, end="", flush=True)
+            result = await handle.result()
             if result.status != "interrupted":
                 break
-            decisions: list[InterruptionDecision] = []
-            for ask in result.interruptions:
-                prompt = f"\nApprove {ask.tool_name}({ask.input})? [y/N] "
-                answer = "y" if OFFLINE else await asyncio.to_thread(input, prompt)
-                approve = (
-                    InterruptionDecision.approve if answer == "y" else InterruptionDecision.reject
-                )
-                decisions.append(approve(ask.id))
+            decisions = [await decide(ask) for ask in result.interruptions]
             handle = runtime.resume(result.state, decisions)
     print()
 

@@ -15,29 +15,25 @@ import sys
 import tempfile
 from pathlib import Path
 
-from actoviq.core import AgentSpec, TextItem
+from actoviq.core import TextItem
 from actoviq.providers import ModelRegistry, ModelRequest
 from actoviq.providers.testing import ScriptedProvider
-from actoviq.runtime import AgentRuntime
-from actoviq.storage.sqlite import SqliteStorage
+from actoviq.runtime import AgentSpec
+from actoviq.storage.sqlite import open_runtime
 
 OFFLINE = os.environ.get("ACTOVIQ_OFFLINE") == "1" or not os.environ.get("OPENAI_API_KEY")
 
 
-def models() -> ModelRegistry:
-    """OpenAI with a key, else a scripted model that remembers a name from the history."""
+def models() -> ModelRegistry | None:
+    """None with a key (the runtime then uses the environment's providers), else a script."""
     if not OFFLINE:
-        from actoviq.providers.openai import OpenAIResponsesProvider
-
-        return ModelRegistry(
-            [OpenAIResponsesProvider()], default_model="openai-responses:gpt-4.1-mini"
-        )
+        return None
 
     def answer(request: ModelRequest) -> str:
         seen = " ".join(item.text for item in request.input if isinstance(item, TextItem))
         return "Your name is Ada." if "Ada" in seen and "name?" in seen else "Nice to meet you!"
 
-    return ModelRegistry([ScriptedProvider([answer, answer])], default_model="scripted:demo")
+    return ModelRegistry([ScriptedProvider([answer])], default_model="scripted:demo")
 
 
 # --- the program ---------------------------------------------------------------------------------
@@ -46,10 +42,7 @@ agent = AgentSpec(id="chat", name="Chat", instructions="Be brief.")
 
 
 async def main(path: str, message: str) -> None:
-    async with (
-        await SqliteStorage.open(path) as storage,
-        AgentRuntime(models=models(), sessions=storage.runtime_sessions()) as runtime,
-    ):
+    async with open_runtime(path, models=models()) as runtime:  # sessions in the SQLite file
         result = await runtime.run(agent, message, session_id="me")
         print(f"> {message}\n{result.output}")
 

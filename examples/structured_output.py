@@ -12,22 +12,17 @@ import os
 
 import attrs
 
-from actoviq.core import AgentSpec
 from actoviq.providers import ModelRegistry
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
-from actoviq.runtime import AgentRuntime
+from actoviq.runtime import AgentRuntime, AgentSpec
 
 OFFLINE = os.environ.get("ACTOVIQ_OFFLINE") == "1" or not os.environ.get("OPENAI_API_KEY")
 
 
-def models() -> ModelRegistry:
-    """OpenAI with a key, else a scripted model that streams a JSON answer."""
+def models() -> ModelRegistry | None:
+    """None with a key (the runtime then uses the environment's providers), else a script."""
     if not OFFLINE:
-        from actoviq.providers.openai import OpenAIResponsesProvider
-
-        return ModelRegistry(
-            [OpenAIResponsesProvider()], default_model="openai-responses:gpt-4.1-mini"
-        )
+        return None
     pieces = ['{"city": "Par', 'is", "temperature_c": 1', '8.5, "conditions": "sun', 'ny"}']
     turn = ScriptedTurn(text="".join(pieces), stream_deltas=pieces)
     return ModelRegistry([ScriptedProvider([turn])], default_model="scripted:demo")
@@ -47,14 +42,11 @@ agent = AgentSpec(id="weather", name="Weather", instructions="Report the weather
 
 
 async def main() -> None:
-    async with (
-        AgentRuntime(models=models()) as runtime,
-        runtime.stream(agent, "What is the weather in Paris?") as handle,
-    ):
+    async with AgentRuntime(models=models()) as runtime:
+        handle = runtime.stream(agent, "What is the weather in Paris?")
         async for partial in handle.partial_output():
             print("so far:", partial)
-        result = await handle.result()
-    weather = result.output  # a Weather, validated against its schema
+        weather = (await handle.result()).output  # a Weather, validated against its schema
     print(f"{weather.city}: {weather.temperature_c} °C, {weather.conditions}")
 
 

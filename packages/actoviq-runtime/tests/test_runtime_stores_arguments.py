@@ -134,3 +134,17 @@ async def test_pending_without_a_store_says_what_to_pass() -> None:
     async with AgentRuntime(models=ModelRegistry([ScriptedProvider()])) as runtime:
         with pytest.raises(RuntimeConfigurationError, match="checkpoints="):
             await runtime.pending("r")
+
+
+async def test_a_runtime_without_models_uses_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from actoviq.core import ModelRegistryError
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(ModelRegistryError, match="OPENAI_API_KEY"):
+        AgentRuntime()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
+    async with AgentRuntime() as runtime:
+        assert runtime.models.default_model == "openai-responses:gpt-4.1-mini"

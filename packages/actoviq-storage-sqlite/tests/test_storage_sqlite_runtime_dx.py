@@ -93,3 +93,20 @@ async def test_an_interrupted_run_is_resumed_from_the_store_in_another_process(
         "sent": ["ops", "dev"],
         "after": 0,
     }
+
+
+async def test_open_runtime_wires_both_stores_and_closes_them(tmp_path: Path) -> None:
+    from actoviq.storage.sqlite import open_runtime
+
+    path = tmp_path / "chat.db"
+    async with open_runtime(
+        path, models=ModelRegistry([ScriptedProvider(["Hello Ada."])])
+    ) as runtime:
+        await runtime.run(CHAT, "I am Ada.", session_id="s")
+        assert await runtime.pending("nothing") == ()
+    assert runtime.closed
+    provider = ScriptedProvider(["You are Ada."])
+    async with open_runtime(path, models=ModelRegistry([provider])) as runtime:
+        await runtime.run(CHAT, "Who am I?", session_id="s")
+    seen = [item.text for item in provider.requests[0].input if isinstance(item, TextItem)]
+    assert "I am Ada." in seen

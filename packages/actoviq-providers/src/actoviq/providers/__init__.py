@@ -37,6 +37,11 @@ from actoviq.providers.capabilities import (
     resolve_model_capabilities,
     unsupported_capabilities,
 )
+from actoviq.providers.environment import (
+    DEFAULT_ANTHROPIC_MODEL,
+    DEFAULT_OPENAI_MODEL,
+    models_from_environment,
+)
 from actoviq.providers.errors import (
     MissingAPIKeyError,
     MissingExtraError,
@@ -89,6 +94,8 @@ __all__ = [
     "ANTHROPIC_MAX_OUTPUT_TOKENS",
     "ANTHROPIC_MESSAGES_CAPABILITIES",
     "CAPABILITY_NAMES",
+    "DEFAULT_ANTHROPIC_MODEL",
+    "DEFAULT_OPENAI_MODEL",
     "LEGACY_CAPABILITIES",
     "MINIMAL_CAPABILITIES",
     "OPENAI_CHAT_COMPAT_CAPABILITIES",
@@ -146,6 +153,7 @@ __all__ = [
     "check_call_available",
     "has_capability",
     "merge_capabilities",
+    "models_from_environment",
     "namespaced_options",
     "required_capabilities_for_request",
     "resolve_model_capabilities",

@@ -14,6 +14,15 @@ Example:
     'hello'
 """
 
+# The core names a runtime program needs, so one import line is enough (they stay in core).
+from actoviq.core import (
+    AgentSpec,
+    Interruption,
+    ModelSettings,
+    OutputSchema,
+    ReasoningSettings,
+    RunResult,
+)
 from actoviq.runtime.errors import (
     AgentRegistrationError,
     InterruptionDecisionError,
@@ -260,6 +269,7 @@ __all__ = [
     "AgentInput",
     "AgentRegistrationError",
     "AgentRuntime",
+    "AgentSpec",
     "AllowDecision",
     "ArtifactBlobMissingError",
     "ArtifactBlobStore",
@@ -302,6 +312,7 @@ __all__ = [
     "InMemorySessionStore",
     "InMemoryWorkflowRunStore",
     "InterruptDecision",
+    "Interruption",
     "InterruptionDecision",
     "InterruptionDecisionError",
     "MemoryRecord",
@@ -326,8 +337,10 @@ __all__ = [
     "MiddlewareRegistryError",
     "MiddlewareStage",
     "MiddlewareTimeoutError",
+    "ModelSettings",
     "NewSessionItem",
     "Next",
+    "OutputSchema",
     "PayloadCodec",
     "PayloadCodecError",
     "PendingTool",
@@ -335,6 +348,7 @@ __all__ = [
     "PendingToolTransitionError",
     "PersistenceStep",
     "PreparedToolCall",
+    "ReasoningSettings",
     "ReconciliationDecisionError",
     "ResolvedDecision",
     "ResumeAction",
@@ -348,6 +362,7 @@ __all__ = [
     "RunHandleConsumedError",
     "RunLease",
     "RunPersistenceError",
+    "RunResult",
     "RunStateError",
     "RunStateStaleError",
     "RunStateStatus",

@@ -49,7 +49,7 @@ from actoviq.events import (
     SystemClock,
     default_processors,
 )
-from actoviq.providers import ModelRegistry
+from actoviq.providers import ModelRegistry, models_from_environment
 from actoviq.runtime.agents import agent_digest, build_agent_entry, resolve_limits
 from actoviq.runtime.concurrency import RunGate, SessionLocks
 from actoviq.runtime.errors import (
@@ -117,7 +117,7 @@ class AgentRuntime:
     """Owns everything live and runs agents (spec 03 §1, decisions D5/D6).
 
     Args:
-        models: the model registry every model call goes through.
+        models: the model registry (default: ``models_from_environment()``, keys from env).
         tools: a :class:`ToolRegistry` or tools to register.
         tool_policy: asked for every tool call; disables parallel read batches.
         services: the lazy service container (``sessions`` is resolved only for session runs).
@@ -146,17 +146,16 @@ class AgentRuntime:
         tool_error_formatter: formats tool failures for the model.
         max_tool_threads: the bounded pool plain (non-``async``) tools run in, off the loop; a
             timed-out plain tool finishes in its thread and its result is discarded.
-        ids: id factory (trace, span and event ids); inject a deterministic one in tests.
-        clock: event timestamp clock.
+        ids / clock: id factory (trace, span, event ids) and event clock (inject in tests).
 
     Raises:
-        RuntimeConfigurationError: ``max_concurrent_runs`` is not a positive safe integer.
+        RuntimeConfigurationError / ModelRegistryError: an invalid option; no models anywhere.
     """
 
     def __init__(
         self,
         *,
-        models: ModelRegistry,
+        models: ModelRegistry | None = None,
         tools: ToolRegistry | Iterable[RuntimeTool] | None = None,
         tool_policy: ToolPolicy | None = None,
         services: RuntimeServices | None = None,
@@ -184,7 +183,7 @@ class AgentRuntime:
         check_runtime_options(
             max_concurrent_runs, max_tool_threads, checkpoint_lease_ms, stream_buffer_policy
         )
-        self.models = models
+        self.models = models = models if models is not None else models_from_environment()
         self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools or ())
         self.tool_policy = tool_policy
         self.services = services if services is not None else RuntimeServices()

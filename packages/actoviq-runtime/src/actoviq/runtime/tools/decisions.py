@@ -12,6 +12,7 @@ import attrs
 
 from actoviq.core import (
     UNSET,
+    Interruption,
     ItemValidationError,
     JsonObject,
     JsonValue,
@@ -119,30 +120,38 @@ class InterruptionDecision:
 
     @classmethod
     def approve(
-        cls, interruption_id: str, metadata: JsonObject | None = None
+        cls, interruption_id: str | Interruption, metadata: JsonObject | None = None
     ) -> InterruptionDecision:
-        """Approve a pending approval."""
-        return cls(interruption_id=interruption_id, outcome="approve", metadata=metadata)
+        """Approve a pending approval (give its id, or the :class:`Interruption` itself)."""
+        return cls(interruption_id=_id(interruption_id), outcome="approve", metadata=metadata)
 
     @classmethod
-    def reject(cls, interruption_id: str, reason: str | None = None) -> InterruptionDecision:
+    def reject(
+        cls, interruption_id: str | Interruption, reason: str | None = None
+    ) -> InterruptionDecision:
         """Reject a pending approval (the model sees a ``denied`` result)."""
-        return cls(interruption_id=interruption_id, outcome="reject", reason=reason)
+        return cls(interruption_id=_id(interruption_id), outcome="reject", reason=reason)
 
     @classmethod
-    def committed(cls, interruption_id: str, output: JsonValue) -> InterruptionDecision:
+    def committed(
+        cls, interruption_id: str | Interruption, output: JsonValue
+    ) -> InterruptionDecision:
         """Reconcile an unknown call as done, with the output it produced."""
-        return cls(interruption_id=interruption_id, outcome="committed", output=output)
+        return cls(interruption_id=_id(interruption_id), outcome="committed", output=output)
 
     @classmethod
-    def failed(cls, interruption_id: str, reason: str) -> InterruptionDecision:
+    def failed(cls, interruption_id: str | Interruption, reason: str) -> InterruptionDecision:
         """Reconcile an unknown call as failed (it had no effect)."""
-        return cls(interruption_id=interruption_id, outcome="failed", reason=reason)
+        return cls(interruption_id=_id(interruption_id), outcome="failed", reason=reason)
 
     @classmethod
-    def retry(cls, interruption_id: str) -> InterruptionDecision:
+    def retry(cls, interruption_id: str | Interruption) -> InterruptionDecision:
         """Run an unknown read / idempotent-write call again (same idempotency key)."""
-        return cls(interruption_id=interruption_id, outcome="retry")
+        return cls(interruption_id=_id(interruption_id), outcome="retry")
+
+
+def _id(value: str | Interruption) -> str:
+    return value.id if isinstance(value, Interruption) else value
 
 
 register_wire_class(InterruptionDecision)

@@ -25,6 +25,7 @@ from actoviq.storage.sqlite.migration import (
     RollbackReport,
     VerifyReport,
 )
+from actoviq.storage.sqlite.open_runtime import open_runtime
 from actoviq.storage.sqlite.storage import (
     ArtifactBlobsOption,
     SqliteStorage,
@@ -47,5 +48,6 @@ __all__ = [
     "VerifyReport",
     "convert_legacy_json_v1_message",
     "default_blob_directory",
+    "open_runtime",
     "read_legacy_session_file",
 ]
