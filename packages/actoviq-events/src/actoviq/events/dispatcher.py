@@ -304,7 +304,9 @@ class EventDispatcher:
         for processor, clones_data in self._processor_entries:
             try:
                 outcome: object = processor.process(current)
-                if outcome.__class__ is not RunEvent and outcome is not None:
+                # a catalogued event is a RunEvent subclass: isinstance, not the class identity,
+                # keeps it off the awaitable path (one C call per processor and event)
+                if outcome is not None and not isinstance(outcome, RunEvent):
                     step = self._step(outcome, processor.id)
                     outcome = step.value if step.__class__ is _Done else await step
             except Exception as error:
