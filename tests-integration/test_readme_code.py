@@ -1,9 +1,9 @@
 """The README code, type-checked (pyright strict, ``make typecheck``) and run (issue 14 §5).
 
-Every ```python block of the root README and the runtime, core, events and storage READMEs is
-embedded below verbatim (indented into a function where it needs one); a test fails when a README
-block changes without this file, so the published code always type-checks with zero errors and
-never needs ``AgentSpec[Any, Any]`` annotations or ``# type: ignore``.
+Every ```python block of the root README, the runtime, core, events and storage READMEs and
+docs/events.md is embedded below verbatim (indented into a function where it needs one); a test
+fails when a block changes without this file, so the published code always type-checks with zero
+errors and never needs ``AgentSpec[Any, Any]`` annotations or ``# type: ignore``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from actoviq.core import AgentSpec
+from actoviq.core import AgentSpec, ToolCallItem
 from actoviq.providers import ModelRegistry
-from actoviq.providers.testing import ScriptedProvider
+from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
+from actoviq.runtime import AgentRuntime, RunHandle, tool
 
 ROOT = Path(__file__).resolve().parent.parent
 READMES = [
@@ -28,6 +29,7 @@ READMES = [
     ROOT / "packages" / "actoviq-runtime" / "README.md",
 ]
 STORAGE_README = ROOT / "packages" / "actoviq-storage-sqlite" / "README.md"
+EVENTS_DOC = ROOT / "docs" / "events.md"
 
 
 def readme_quick_look() -> None:
@@ -142,6 +144,22 @@ async def storage_readme(models: ModelRegistry, agent: AgentSpec[Any, str]) -> l
     return [result.output, waiting]
 
 
+async def events_doc(handle: RunHandle[str]) -> None:
+    from actoviq.events import ModelTextDeltaEvent, RunInterruptedEvent, ToolStartedEvent
+
+    async for event in handle:
+        match event:
+            case ModelTextDeltaEvent():
+                print(event.data["delta"], end="")
+            case ToolStartedEvent():
+                print(f"[{event.data['name']}]")
+            case RunInterruptedEvent():
+                for waiting in event.data.get("interruptions", []):
+                    print("needs a decision:", waiting["id"], waiting["reason"])
+            case _:
+                pass
+
+
 def _squeeze(text: str) -> str:
     """Runs of blank lines as one (the formatter keeps one inside a function, the README two)."""
     return re.sub(r"\n\n+", "\n\n", text)
@@ -151,7 +169,9 @@ def python_blocks(path: Path) -> list[str]:
     return re.findall(r"```python\n(.*?)```", path.read_text("utf-8"), re.S)
 
 
-@pytest.mark.parametrize("readme", [*READMES, STORAGE_README], ids=lambda path: path.parent.name)
+@pytest.mark.parametrize(
+    "readme", [*READMES, STORAGE_README, EVENTS_DOC], ids=lambda path: path.parent.name
+)
 def test_every_readme_block_is_embedded_here_verbatim(readme: Path) -> None:
     source = _squeeze(Path(__file__).read_text("utf-8"))
     blocks = python_blocks(readme)
@@ -181,3 +201,42 @@ async def test_the_storage_readme_runs(tmp_path: Path, monkeypatch: pytest.Monke
     output, waiting = await storage_readme(models, agent)
     assert (output, waiting) == ("Hi!", ())
     assert (tmp_path / "state" / "actoviq.db").exists()
+
+
+async def test_the_events_doc_loop_prints_text_tools_and_what_a_run_waits_for(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    @tool(effect="read")
+    def lookup(term: str) -> str:
+        """Look a term up."""
+        return term
+
+    @tool(effect="side-effect", requires_approval=True)
+    def publish(text: str) -> str:
+        """Publish a text."""
+        return text
+
+    script = ScriptedProvider(
+        [
+            ScriptedTurn(tool_calls=[ToolCallItem(id="c1", name="lookup", input={"term": "x"})]),
+            ScriptedTurn(
+                text="Publishing.",
+                stream_deltas=["Publish", "ing."],
+                tool_calls=[ToolCallItem(id="c2", name="publish", input={"text": "x"})],
+            ),
+        ]
+    )
+    agent = AgentSpec(
+        id="doc", name="Doc", instructions="x", model="scripted:m", tools=("lookup", "publish")
+    )
+    models = ModelRegistry([script])
+    async with AgentRuntime(models=models, tools=[lookup, publish]) as runtime:
+        handle = runtime.stream(agent, "go")
+        await events_doc(handle)
+        result = await handle.result()
+    printed = capsys.readouterr().out
+    assert result.status == "interrupted"
+    assert "[lookup]" in printed
+    assert "Publishing." in printed
+    waiting = result.interruptions[0].id
+    assert f'needs a decision: {waiting} Tool "publish" requires approval.' in printed
