@@ -17,10 +17,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import enum
 import inspect
 import logging
-import sys
 import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from concurrent.futures import Executor
@@ -28,7 +26,7 @@ from typing import Any, Final, TypeVar, cast
 
 import attrs
 
-from actoviq.core import MAX_WIRE_DEPTH, AbortController, AbortError, JsonValueError, converter
+from actoviq.core import AbortController, AbortError
 from actoviq.events import Redactor
 from actoviq.runtime.tools.descriptor import (
     RuntimeTool,
@@ -58,6 +56,7 @@ from actoviq.runtime.tools.policy import (
 )
 from actoviq.runtime.tools.registry import ToolRegistry
 from actoviq.runtime.tools.schema import ToolInputInvalidError
+from actoviq.runtime.tools.tool_json import to_tool_json
 
 __all__ = [
     "LOGGER",
@@ -429,66 +428,6 @@ class ToolRunner:
             raise _error(
                 "validation", name, ctx, f'Invalid output from tool "{name}".', error
             ) from error
-
-
-def to_tool_json(value: object) -> object:
-    """Convert common typed values to JSON: attrs/dataclass/pydantic/enum/tuple; others unchanged.
-
-    The result is checked for strict JSON when the :class:`ToolOutput` is built. The walk uses an
-    explicit stack, so a value at the depth limit converts whatever the caller's stack depth.
-
-    Raises:
-        JsonValueError: the value nests deeper than ``MAX_WIRE_DEPTH`` (or is cyclic).
-    """
-    root: list[Any] = [None]
-    stack: list[tuple[object, Any, Any, int]] = [(value, root, 0, 0)]
-    while stack:
-        current, target, slot, depth = stack.pop()
-        if current is None or type(current) in (str, int, float, bool):
-            target[slot] = current
-            continue
-        if isinstance(current, dict | list | tuple):
-            if depth >= MAX_WIRE_DEPTH:
-                raise JsonValueError(
-                    "Tool output",
-                    "$",
-                    expected=f"a JSON value nested at most {MAX_WIRE_DEPTH} levels deep",
-                    reason="too-deep",
-                )
-            if isinstance(current, dict):
-                mapping: dict[object, Any] = {}
-                for key, item in cast(dict[object, object], current).items():
-                    mapping[key] = None
-                    stack.append((item, mapping, key, depth + 1))
-                target[slot] = mapping
-            else:
-                items: list[Any] = list(cast(Sequence[object], current))
-                for index, item in enumerate(items):
-                    stack.append((item, items, index, depth + 1))
-                target[slot] = items
-            continue
-        converted = _typed_json(current)
-        if converted is current:
-            target[slot] = current
-        else:
-            stack.append((converted, target, slot, depth))
-    return root[0]
-
-
-def _typed_json(value: object) -> object:
-    """One conversion step of a typed value (the result is walked again), or ``value`` itself."""
-    if isinstance(value, enum.Enum):
-        return value.value
-    pydantic = sys.modules.get("pydantic")
-    if pydantic is not None and isinstance(value, pydantic.BaseModel):
-        return cast(Any, value).model_dump(mode="json")
-    if attrs.has(type(value)):
-        return converter.unstructure(value)
-    import dataclasses
-
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    return value
 
 
 def _hand_back(
