@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
+
+from actoviq.cli.invocation import Invocation
 
 if TYPE_CHECKING:
     from actoviq.cli.output import Output
@@ -21,16 +22,6 @@ if TYPE_CHECKING:
 __all__ = ["Invocation", "cli"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-@dataclass(frozen=True, slots=True)
-class Invocation:
-    """The global options of one command invocation."""
-
-    config: str | None
-    db: str | None
-    json_mode: bool
-    debug: bool
 
 
 def _common(command: F) -> F:

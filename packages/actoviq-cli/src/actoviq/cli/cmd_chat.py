@@ -40,7 +40,7 @@ from actoviq.core import Usage
 from actoviq.surfaces import AgentRuntimeBridgeAdapter
 
 if TYPE_CHECKING:
-    from actoviq.cli.app import Invocation
+    from actoviq.cli.invocation import Invocation
 
 __all__ = ["ChatLoop", "LineReader", "chat_command"]
 

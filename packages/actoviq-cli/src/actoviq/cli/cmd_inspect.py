@@ -18,7 +18,7 @@ from actoviq.core import JsonObject, JsonValue, to_json
 from actoviq.runtime import MiddlewarePipeline
 
 if TYPE_CHECKING:
-    from actoviq.cli.app import Invocation
+    from actoviq.cli.invocation import Invocation
 
 __all__ = ["agent_command", "middleware_command", "models_command", "services_command"]
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
 
-    from actoviq.cli.app import Invocation
+    from actoviq.cli.invocation import Invocation
     from actoviq.storage.sqlite import MigrationProgress
 
 __all__ = ["MigrationProgressBar", "migrate_command"]

@@ -24,7 +24,7 @@ from actoviq.core import JsonObject, JsonValue, RunResult, find_json_violation
 from actoviq.surfaces import AgentRuntimeBridgeAdapter
 
 if TYPE_CHECKING:
-    from actoviq.cli.app import Invocation
+    from actoviq.cli.invocation import Invocation
 
 __all__ = ["ask_terminal", "interactive", "report_result", "resume_command", "run_command"]
 

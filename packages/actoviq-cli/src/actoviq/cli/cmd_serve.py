@@ -24,7 +24,7 @@ from actoviq.cli.output import Output
 from actoviq.surfaces import AgentRuntimeBridgeAdapter
 
 if TYPE_CHECKING:
-    from actoviq.cli.app import Invocation
+    from actoviq.cli.invocation import Invocation
 
 __all__ = ["mcp_command", "serve_command", "stop_on_signals"]
 

@@ -22,7 +22,7 @@ from actoviq.cli.sessions import (
 )
 
 if TYPE_CHECKING:
-    from actoviq.cli.app import Invocation
+    from actoviq.cli.invocation import Invocation
 
 __all__ = ["delete_command", "export_command", "list_command", "show_command"]
 
