@@ -79,8 +79,8 @@ from actoviq.runtime.run_setup import (
 from actoviq.runtime.runtime_options import (
     check_host_event_type,
     check_runtime_options,
+    checkpoint_store_from,
     register_sessions,
-    run_checkpoints,
 )
 from actoviq.runtime.services import RuntimeServices
 from actoviq.runtime.state import SerializedRunState
@@ -189,16 +189,12 @@ class AgentRuntime:
         self.services = services if services is not None else RuntimeServices()
         if sessions is not None:
             register_sessions(self.services, sessions)
-        if checkpoints is not None:
-            if checkpoint_store is not None:
-                raise RuntimeConfigurationError(
-                    "Give the checkpoint store once: checkpoints= or checkpoint_store=."
-                )
-            checkpoint_store = run_checkpoints(checkpoints)
-        if isinstance(middleware, MiddlewarePipeline):
-            self.middleware = middleware
-        else:
-            self.middleware = MiddlewarePipeline(middleware or ())
+        checkpoint_store = checkpoint_store_from(checkpoints, checkpoint_store)
+        self.middleware = (
+            middleware
+            if isinstance(middleware, MiddlewarePipeline)
+            else MiddlewarePipeline(middleware or ())
+        )
         self.middleware_registry = (
             middleware_registry if middleware_registry is not None else MiddlewareRegistry()
         )
@@ -254,11 +250,8 @@ class AgentRuntime:
             RuntimeConfigurationError: the runtime has no checkpoint store.
             StorageDataError: the stored state is malformed.
         """
-        store = self.checkpoint_store
-        if store is None:
-            raise RuntimeConfigurationError(
-                "pending() reads the checkpoint store: pass checkpoints= to AgentRuntime."
-            )
+        if (store := self.checkpoint_store) is None:
+            raise RuntimeConfigurationError("pending() needs a checkpoint store (checkpoints=).")
         return await pending_interruptions(store, run_id)
 
     # -- agents -----------------------------------------------------------------------------------

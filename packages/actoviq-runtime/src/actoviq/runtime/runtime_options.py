@@ -103,3 +103,21 @@ def run_checkpoints(store: RunCheckpointStore | CheckpointStore) -> RunCheckpoin
         f"checkpoints must be a RunCheckpointStore or a CheckpointStore, "
         f"got {type(store).__name__}."
     )
+
+
+def checkpoint_store_from(
+    checkpoints: RunCheckpointStore | CheckpointStore | None,
+    checkpoint_store: RunCheckpointStore | None,
+) -> RunCheckpointStore | None:
+    """The runtime's checkpoint store from ``checkpoints=`` or ``checkpoint_store=`` (one of them).
+
+    Raises:
+        RuntimeConfigurationError: both were given, or ``checkpoints`` is not a checkpoint store.
+    """
+    if checkpoints is None:
+        return checkpoint_store
+    if checkpoint_store is not None:
+        raise RuntimeConfigurationError(
+            "Give the checkpoint store once: checkpoints= or checkpoint_store=."
+        )
+    return run_checkpoints(checkpoints)
