@@ -7,14 +7,18 @@ from typing import Any
 import pytest
 
 from actoviq.core import AgentSpec, RunResult, ToolCallItem, ToolResultItem
+from actoviq.orchestration import ChildRunner, WorkflowEdge, WorkflowGraph
 from actoviq.profiles import (
     BackgroundCheckpointRequiredError,
     CitationsRequiredError,
+    ProfileRuntimeConfigurationError,
     ResearchDocument,
     build_profile,
     create_profile_runtime,
     default_profile_registry,
+    profile_workflow_node,
     reduce_node_outputs,
+    reducer_workflow_node,
     run_profile,
 )
 from actoviq.providers import ModelRegistry
@@ -238,3 +242,47 @@ async def test_background_refused_without_checkpoints() -> None:
             error = error.__cause__
         assert any(isinstance(e, BackgroundCheckpointRequiredError) for e in chain)
     assert provider.calls == []
+
+
+async def test_workflow_profiles_as_graph_nodes_with_the_reducer() -> None:
+    def answer(request: Any) -> str:
+        texts = [getattr(item, "text", "") for item in request.input]
+        return "alpha done" if any("alpha" in text for text in texts) else "beta done"
+
+    provider = ScriptedProvider([answer, answer], id="scripted")
+    registry = default_profile_registry()
+    async with create_profile_runtime(
+        registry, models=ModelRegistry([provider]), checkpoints=InMemoryCheckpointStore()
+    ):
+        assert registry.orchestrator is not None
+        runner = registry.orchestrator.runner
+        alpha = build_profile("workflow", id="alpha-node", model=MODEL)
+        beta = build_profile("workflow", id="beta-node", model=MODEL)
+        graph = WorkflowGraph(
+            nodes=[
+                profile_workflow_node("beta", runner, beta, input=lambda ctx: f"beta {ctx.input}"),
+                profile_workflow_node(
+                    "alpha", runner, alpha, input=lambda ctx: f"alpha {ctx.input}"
+                ),
+                reducer_workflow_node("merge"),
+            ],
+            edges=[
+                WorkflowEdge(source="beta", target="merge"),
+                WorkflowEdge(source="alpha", target="merge"),
+            ],
+        )
+        result = await graph.execute(input="task", scope=runner.create_root())
+    assert result.outputs["merge"] == [
+        {"node": "alpha", "output": "alpha done"},
+        {"node": "beta", "output": "beta done"},
+    ]
+    assert len(provider.calls) == 2
+
+
+async def test_profile_workflow_node_refuses_an_incomplete_runtime() -> None:
+    async with AgentRuntime(models=ModelRegistry([])) as bare:
+        runner = ChildRunner(bare)
+        with pytest.raises(ProfileRuntimeConfigurationError, match=r"workflow\.determinism"):
+            profile_workflow_node(
+                "n", runner, build_profile("workflow", model=MODEL), input=lambda ctx: "x"
+            )

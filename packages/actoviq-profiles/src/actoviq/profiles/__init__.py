@@ -36,6 +36,7 @@ from actoviq.profiles.errors import (
     ProfileRuntimeConfigurationError,
     UnknownProfileKindError,
 )
+from actoviq.profiles.graphs import profile_workflow_node, reducer_workflow_node
 from actoviq.profiles.memory import (
     COMPACTION_METADATA_KEY,
     CompactionError,
@@ -136,7 +137,9 @@ __all__ = [
     "inspect_profile",
     "missing_profile_dependencies",
     "profile_config_of",
+    "profile_workflow_node",
     "reduce_node_outputs",
+    "reducer_workflow_node",
     "run_profile",
     "stream_profile",
 ]
