@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
-from actoviq.core import AgentSpec, RunResult, ToolCallItem, ToolResultItem
+from actoviq.core import AbortSignal, AgentSpec, RunResult, ToolCallItem, ToolResultItem
 from actoviq.profiles import (
     WorkspaceBoundaryError,
     WorkspaceRegistry,
@@ -17,9 +19,10 @@ from actoviq.profiles import (
     default_profile_registry,
     run_profile,
 )
+from actoviq.profiles.workspace import workspace_tools
 from actoviq.providers import ModelRegistry
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
-from actoviq.runtime import AgentRuntime, InterruptionDecision, tool
+from actoviq.runtime import AgentRuntime, InterruptionDecision, ToolExecutionContext, tool
 
 MODEL = "scripted:model"
 
@@ -254,3 +257,55 @@ async def test_deny_by_default_and_deny_rules() -> None:
     assert "denies by default" in str(email.output)
     assert found.status == "success"
     assert ran == []
+
+
+async def test_read_refuses_fifos_and_oversized_files_without_blocking(workspace: Path) -> None:
+    os.mkfifo(workspace / "pipe")
+    (workspace / "big.txt").write_text("x" * 64, encoding="utf-8")
+    registry = WorkspaceRegistry({"ws": workspace})
+    read = next(
+        t for t in workspace_tools(registry, max_read_bytes=16) if t.name == "workspace.read"
+    )
+    provider = ScriptedProvider(
+        [
+            _calls(("workspace.read", {"path": "pipe"}), ("workspace.read", {"path": "big.txt"})),
+            "ok",
+        ],
+        id="scripted",
+    )
+    agent = AgentSpec(id="reader", name="Reader", instructions="x", model=MODEL, tools=[read.name])
+    async with AgentRuntime(models=ModelRegistry([provider]), tools=[read]) as runtime:
+        result = await asyncio.wait_for(runtime.run(agent, "go", workspace_id="ws"), timeout=30)
+    pipe, big = _results(result)
+    assert pipe.status == "error"
+    assert "not a regular file" in str(pipe.output)
+    assert big.status == "error"
+    assert "larger than 16 bytes" in str(big.output)
+
+
+class _StaleRegistry(WorkspaceRegistry):
+    """Answers every resolve with the path checked before the swap (the race window)."""
+
+    def __init__(self, root: Path, stale: Path) -> None:
+        super().__init__({"ws": root})
+        self.stale = stale
+
+    def resolve(self, workspace_id: str | None, path: str, *, write: bool = False) -> Path:
+        return self.stale
+
+
+async def test_a_symlink_swapped_in_after_the_check_is_not_followed(
+    workspace: Path, tmp_path: Path
+) -> None:
+    checked = WorkspaceRegistry({"ws": workspace}).resolve("ws", "src/main.py")  # inside
+    (workspace / "src" / "main.py").unlink()
+    os.symlink(tmp_path / "secret.txt", workspace / "src" / "main.py")  # swapped afterwards
+    registry = _StaleRegistry(workspace, checked)
+    read = next(t for t in workspace_tools(registry) if t.name == "workspace.read")
+    ctx = ToolExecutionContext(run_id="r", call_id="c", signal=AbortSignal(), workspace_id="ws")
+    with pytest.raises(WorkspaceBoundaryError, match="symbolic link") as info:
+        await cast(
+            Awaitable[object],
+            read.execute(ctx, read.descriptor.input.parse({"path": "src/main.py"})),
+        )
+    assert info.value.reason == "symlink"

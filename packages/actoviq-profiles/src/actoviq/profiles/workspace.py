@@ -3,8 +3,11 @@
 A :class:`WorkspaceRegistry` maps workspace ids to root folders with an access mode. Every path
 a tool touches is resolved with :func:`os.path.realpath` (symlinks followed) and must stay under
 the root's real path: ``../`` escapes, absolute paths elsewhere and symlinks pointing outside are
-refused with :class:`WorkspaceBoundaryError`. Files are then opened with ``O_NOFOLLOW`` so a
-symlink swapped in after the check is not followed. A ``read-only`` workspace refuses writes.
+refused with :class:`WorkspaceBoundaryError`. Reads then go through actoviq-workflow's
+:func:`~actoviq.workflow.read_workspace_file` on the resolved path (``openat2`` with
+``RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS``: a symlink swapped in after the check is refused, and a
+FIFO or device is never opened); writes open the final component with ``O_NOFOLLOW``. A
+``read-only`` workspace refuses writes.
 
 The middleware checks the same rules before the call starts (the model gets a ``denied`` result),
 and the tools check again when they run (defence in depth: a tool called by an agent without the
@@ -15,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final, Literal, TypeAlias
@@ -33,6 +35,7 @@ from actoviq.runtime import (
     define_middleware,
     tool,
 )
+from actoviq.workflow import WorkflowWorkspaceError, read_workspace_file
 
 __all__ = [
     "DEFAULT_MAX_READ_BYTES",
@@ -179,18 +182,16 @@ class WorkspaceRegistry:
         return Path(real)
 
 
-def _read(path: Path, max_bytes: int) -> JsonObject:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise IsADirectoryError(str(path))
-        data = handle.read(max_bytes + 1)
-    truncated = len(data) > max_bytes
-    return {
-        "content": data[:max_bytes].decode("utf-8", errors="replace"),
-        "bytes": min(len(data), max_bytes),
-        "truncated": truncated,
-    }
+def _read(root: Path, path: Path, max_bytes: int) -> JsonObject:
+    try:
+        data = read_workspace_file(root, os.path.relpath(path, root), max_bytes=max_bytes)
+    except WorkflowWorkspaceError as error:
+        raise WorkspaceBoundaryError(
+            f"Cannot read {os.path.relpath(path, root)!r}: {error.message}",
+            reason=error.reason,
+            workspace_id=None,
+        ) from None
+    return {"content": data.decode("utf-8", errors="replace"), "bytes": len(data)}
 
 
 def _write(path: Path, content: str) -> int:
@@ -235,7 +236,8 @@ def workspace_tools(
             path: the file path, relative to the workspace root.
         """
         real = workspaces.resolve(ctx.workspace_id, path)
-        result = await asyncio.to_thread(_read, real, max_read_bytes)
+        root = workspaces.get(ctx.workspace_id).root
+        result = await asyncio.to_thread(_read, root, real, max_read_bytes)
         return {"path": path, **result}
 
     @tool(name="workspace.write", effect="idempotent-write")
