@@ -22,6 +22,7 @@ from actoviq.profiles import (
     build_profile,
     check_profile_consistency,
     inspect_profile,
+    profile_config_from_json,
 )
 
 
@@ -304,3 +305,45 @@ def test_consistency_rule_refuses_unrequired_policy_ref() -> None:
     with pytest.raises(ProfileConsistencyError, match="does not require it") as info:
         check_profile_consistency(broken)
     assert info.value.code == "PROFILE_INCONSISTENT"
+
+
+@pytest.mark.parametrize("kind", AGENT_PROFILE_KINDS)
+def test_config_wire_round_trip(kind: str) -> None:
+    config = build_profile(
+        kind,
+        optIns={"memory": True},
+        tools=[{"id": "extra.tool", "options": {"n": 1}}],
+        limits={"maxTurns": 5},
+    ).config
+    wire = json.loads(json.dumps(config.to_json()))
+    assert profile_config_from_json(wire) == config
+
+
+_DROP = object()
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "message"),
+    [
+        (None, "schemaVersion", 2, "schemaVersion must be 1"),
+        (None, "kind", "planner", "Unknown agent profile"),
+        (None, "extra", 1, "unknown keys"),
+        ("workspace", "access", "everything", "access must be one of"),
+        ("security", "network", _DROP, "security.network is missing"),
+        ("limits", "maxTurns", 0, "limits are invalid"),
+        ("optIns", "memory", "yes", "must be a boolean"),
+        ("dependencies", "requiredTools", [3], "reference 3 is invalid"),
+        (None, "orchestration", None, "orchestration must be an object"),
+    ],
+)
+def test_config_wire_refuses_bad_documents(
+    section: str | None, key: str, value: object, message: str
+) -> None:
+    wire: dict[str, Any] = json.loads(json.dumps(build_profile("coding").config.to_json()))
+    target: dict[str, Any] = wire if section is None else wire[section]
+    if value is _DROP:
+        del target[key]
+    else:
+        target[key] = value
+    with pytest.raises(ProfileDefinitionError, match=message):
+        profile_config_from_json(wire)

@@ -78,6 +78,7 @@ from actoviq.profiles.types import (
     ProfileSecurity,
     ProfileWorkspace,
 )
+from actoviq.profiles.wire import profile_config_from_json
 from actoviq.profiles.workspace import (
     Workspace,
     WorkspaceBoundaryError,
@@ -136,6 +137,7 @@ __all__ = [
     "estimate_tokens",
     "inspect_profile",
     "missing_profile_dependencies",
+    "profile_config_from_json",
     "profile_config_of",
     "profile_workflow_node",
     "reduce_node_outputs",
