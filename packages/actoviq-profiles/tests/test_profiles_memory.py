@@ -14,6 +14,7 @@ from actoviq.profiles import (
     default_profile_registry,
     estimate_tokens,
     run_profile,
+    stream_profile,
 )
 from actoviq.providers import ModelRegistry, ModelRequest
 from actoviq.providers.testing import ScriptedProvider
@@ -143,3 +144,28 @@ async def test_every_profile_with_all_opt_ins_runs_on_the_default_registry() -> 
             )
             result = await run_profile(runtime, profile, "hi", session_id=f"s-{kind}")
             assert result.status == "completed"
+
+
+async def test_stream_profile_builds_the_compacted_conversation_too() -> None:
+    provider = ScriptedProvider(["one", "two"], id="scripted")
+    registry = default_profile_registry()
+    chat = build_profile("chat", model=MODEL, optIns={"compaction": True})
+    async with create_profile_runtime(
+        registry, models=ModelRegistry([provider]), sessions=InMemorySessionStore()
+    ) as runtime:
+        await run_profile(runtime, chat, "first", session_id="s")
+        handle = stream_profile(runtime, chat, "second", session_id="s")
+        types = [event.type async for event in handle]
+        result = await handle.result()
+        store = cast(RuntimeSessionStore, await runtime.services.resolve("sessions"))
+        loaded = await store.load(tenant_id="default", session_id="s")
+    assert result.output == "two"
+    assert "run.completed" in types
+    assert provider.calls[1].streaming is True
+    assert _texts(provider.calls[1].request)[1:] == ["first", "one", "second"]
+    assert [i.text for i in loaded.items if isinstance(i, TextItem)] == [
+        "first",
+        "one",
+        "second",
+        "two",
+    ]
