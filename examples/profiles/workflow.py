@@ -24,7 +24,6 @@ from actoviq.providers import ModelRegistry, ModelRequest
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
 from actoviq.runtime import InMemoryCheckpointStore, tool
 
-
 SENT: list[str] = []
 
 
