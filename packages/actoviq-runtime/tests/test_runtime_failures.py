@@ -12,7 +12,10 @@ must resume safely.
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -37,6 +40,7 @@ from actoviq.runtime import (
 )
 
 CHARGE = ToolCallItem(id="c1", name="charge", input={"amount": 5})
+EXIT_WORKER = Path(__file__).resolve().parent / "runtime_exit_worker.py"
 Predicate = Callable[[JsonObject], bool]
 
 
@@ -459,3 +463,88 @@ async def test_a_raw_middleware_error_ends_as_a_typed_run_error() -> None:
     assert isinstance(caught.value, ActoviqError)
     assert "sk-live" not in str(_failed_event(sink))
     assert "sk-live" not in caught.value.message
+
+
+# -- BaseExceptions that are not Exceptions -----------------------------------------------------
+
+
+class ForeignStop(BaseException):
+    """A BaseException that is neither the host's exit nor a cancellation (e.g. a test
+    framework's outcome or a library's control-flow signal)."""
+
+
+@pytest.mark.parametrize("where", ["thread", "loop"])
+async def test_a_foreign_base_exception_from_a_tool_ends_typed_and_resumes_safely(
+    where: str,
+) -> None:
+    charges: list[str] = []
+
+    def in_thread(ctx: ToolExecutionContext, value: Any) -> JsonObject:
+        charges.append(ctx.call_id)
+        raise ForeignStop("stop")
+
+    async def on_loop(ctx: ToolExecutionContext, value: Any) -> JsonObject:
+        charges.append(ctx.call_id)
+        raise ForeignStop("stop")
+
+    sink = InMemoryEventSink()
+    records = InMemoryCheckpointStore()
+    execute = in_thread if where == "thread" else on_loop
+    runtime = scripted_runtime(
+        ScriptedProvider([_answer], repeat_last=True),
+        tools=[json_tool("charge", execute, effect="side-effect")],
+        checkpoint_store=StoreRunCheckpointAdapter(records),
+        event_sinks=[sink],
+    )
+    handle = runtime.stream(make_agent(id="payer", tools=("charge",)), "pay", run_id="b")
+    events = [event.type async for event in handle]
+    with pytest.raises(RunError) as caught:
+        await handle.result()
+    assert (caught.value.code, caught.value.phase) == ("RUN_FAILED", "runtime")
+    assert isinstance(caught.value.__cause__, ForeignStop)
+    assert events[-1] == "run.failed"
+    data = _failed_event(sink)
+    assert cast(JsonObject, data["error"])["code"] == "RUN_FAILED"
+    assert cast(JsonObject, data["checkpoint"])["saved"] is True
+    stored = await StoreRunCheckpointAdapter(records).load("b")
+    assert stored is not None and stored["status"] == "failed"
+    assert _statuses(stored) == ["started"]  # the effect may have happened
+    # Resumed, the call that may have run asks for reconciliation; it never runs again.
+    again = scripted_runtime(
+        ScriptedProvider([_answer], repeat_last=True),
+        tools=[json_tool("charge", execute, effect="side-effect")],
+        agents=[make_agent(id="payer", tools=("charge",))],
+        checkpoint_store=StoreRunCheckpointAdapter(records),
+    )
+    paused = await again.resume(stored).result()
+    assert [i.kind for i in paused.interruptions] == ["reconciliation"]
+    assert charges == ["c1"]
+
+
+@pytest.mark.parametrize("where", ["thread", "loop"])
+async def test_sys_exit_in_a_tool_ends_the_run_failed_before_the_host_exits(where: str) -> None:
+    # In a real process: the host's exit goes on (exit code 3), but only after the run ended
+    # failed, saved (the call that may have run stays "started": resume reconciles it) and with
+    # a run.failed event. Before, the exit left the checkpoint "running" and no terminal event.
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(EXIT_WORKER),
+        where,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 3, err.decode()
+    report = cast(JsonObject, json.loads(out.decode().strip().splitlines()[-1]))
+    assert (report["lastEvent"], report["stored"], report["calls"]) == (
+        "run.failed",
+        "failed",
+        ["started"],
+    )
+    [failed] = cast(list[JsonObject], report["failed"])
+    error = cast(JsonObject, failed["error"])
+    assert (error["code"], cast(JsonObject, error["details"])["errorType"]) == (
+        "RUN_FAILED",
+        "SystemExit",
+    )
+    assert cast(JsonObject, failed["checkpoint"])["saved"] is True

@@ -17,7 +17,7 @@ from typing import Any, cast
 import pytest
 from runtime_testkit import json_tool, make_agent, scripted_runtime
 
-from actoviq.core import JsonObject, ToolCallItem, ToolResultItem
+from actoviq.core import JsonObject, RunLimitsPatch, ToolCallItem, ToolResultItem
 from actoviq.events import current_trace_context
 from actoviq.providers import ModelRequest
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
@@ -226,3 +226,39 @@ async def test_a_plain_tool_that_raises_fails_typed(error: BaseException) -> Non
     with pytest.raises(ToolExecutionError) as caught:
         await runner.execute("double", {"value": 1}, tool_context())
     assert caught.value.failure.kind == "execution"
+
+
+@pytest.mark.parametrize("stop", ["deadline", "cancel"])
+async def test_a_blocked_plain_tool_holds_up_neither_the_deadline_nor_a_cancel(stop: str) -> None:
+    # The run ends (cancelled) while the tool's thread is still blocked; had the tool run on the
+    # loop, neither the deadline timer nor the cancel could act before the tool returned.
+    entered, release, finished = threading.Event(), threading.Event(), threading.Event()
+
+    def block(ctx: ToolExecutionContext, value: Any) -> JsonObject:
+        entered.set()
+        release.wait(BOUND)
+        finished.set()
+        return {"late": True}
+
+    runtime = scripted_runtime(
+        _calls_then_text(ToolCallItem(id="c1", name="block", input={})),
+        tools=[json_tool("block", block, effect="side-effect")],
+    )
+    agent = make_agent(tools=("block",))
+    async with runtime:
+        if stop == "deadline":
+            result = await runtime.run(agent, "go", limits=RunLimitsPatch(run_deadline_ms=100))
+        else:
+            handle = runtime.stream(agent, "go")
+            assert await asyncio.to_thread(entered.wait, BOUND)
+            handle.cancel("stop")
+            result = await handle.result()
+        blocked_when_the_run_ended = entered.is_set() and not finished.is_set()
+        release.set()
+        assert await asyncio.to_thread(finished.wait, BOUND)
+    assert blocked_when_the_run_ended
+    assert result.status == "cancelled"
+    # The side effect may have happened: it is never recorded as committed, its result dropped.
+    pending = cast(list[JsonObject], cast(JsonObject, result.state)["pendingTools"])
+    assert [p["status"] for p in pending] == ["unknown"]
+    assert "late" not in str(result.state)

@@ -3,7 +3,9 @@
 A failure while persisting (serialising the state, writing the checkpoint, appending the session,
 delivering an event) becomes a :class:`RunPersistenceError` whose ``code`` and
 ``details["step"]`` name the step and whose ``phase`` is ``"persistence"``; any other exception
-that is not an :class:`~actoviq.core.ActoviqError` becomes a ``RunError`` ``RUN_FAILED``. The
+that is not an :class:`~actoviq.core.ActoviqError` becomes a ``RunError`` ``RUN_FAILED``, a
+``BaseException`` too (``KeyboardInterrupt`` and ``SystemExit`` are re-raised unchanged once the
+failure is saved and ``run.failed`` emitted). The
 original exception stays the ``__cause__``. Messages name the exception type and, for our own
 typed errors, their message; a foreign exception's text is never copied (it may hold the very
 value that could not be stored).

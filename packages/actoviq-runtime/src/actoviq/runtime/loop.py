@@ -127,6 +127,16 @@ async def _settle(run: RunExecution) -> RunResult[Any]:
         if typed is error:
             raise
         raise typed from error
+    except GeneratorExit:
+        raise  # the coroutine is being closed (its task destroyed): it may not await again
+    except BaseException as error:
+        # sys.exit() in a tool, a foreign signal: the run ends failed and saved all the same;
+        # the host's own exits then go on, anything else becomes the typed RUN_FAILED.
+        run.finish_cancel_bookkeeping()
+        typed = await run_failed(run, error)
+        if isinstance(error, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise typed from error
 
 
 async def _scheduled(run: RunExecution) -> RunResult[Any]:
