@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,9 @@ async def test_delete_removes_journal_and_snapshots_and_the_id_can_be_reused(
 ) -> None:
     async with await SqliteStorage.open(_target(name, tmp_path)) as storage:
         sessions = storage.sessions
-        session = f"gone-{tmp_path.name}"
+        # Unique per run: the PostgreSQL database outlives the test session, and the last step
+        # creates the id again (tmp_path names repeat from one pytest session to the next).
+        session = f"gone-{uuid.uuid4().hex}"
         await sessions.create(tenant_id="t", session_id=session)
         await sessions.create(tenant_id="t", session_id=f"{session}-kept")
         await sessions.append(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import uuid
 from pathlib import Path
 from typing import Any, cast
 
@@ -126,14 +127,14 @@ POSTGRES_URL = os.environ.get("ACTOVIQ_TEST_POSTGRES_URL")
 
 @pytest.mark.postgres
 @pytest.mark.skipif(not POSTGRES_URL, reason="ACTOVIQ_TEST_POSTGRES_URL is not set")
-async def test_a_locked_postgres_row_mid_run_ends_typed_and_recovers(tmp_path: Path) -> None:
+async def test_a_locked_postgres_row_mid_run_ends_typed_and_recovers() -> None:
     # The side-effect tool has another PostgreSQL session lock the run's checkpoint row (SELECT
     # ... FOR UPDATE in an open transaction), as another process would: every later write waits
     # on the lock until the run's hook timeout. The run must end typed (retryable: a timeout),
     # say in run.failed that nothing could be written, and the stored state must recover.
     dsn = POSTGRES_URL or ""
     url = dsn.replace("postgresql://", "postgresql+asyncpg://", 1) if "+" not in dsn else dsn
-    run_id = f"pg-outage-{tmp_path.name}"
+    run_id = f"pg-outage-{uuid.uuid4().hex}"  # the database outlives the test session
     charges: list[str] = []
     engine = create_async_engine(url)
     blockers: list[AsyncConnection] = []
