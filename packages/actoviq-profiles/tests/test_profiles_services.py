@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
-from actoviq.core import AgentSpec, RunResult, ToolCallItem, ToolResultItem
+from actoviq.core import AbortController, AgentSpec, RunResult, ToolCallItem, ToolResultItem
 from actoviq.orchestration import ChildRunner, WorkflowEdge, WorkflowGraph
 from actoviq.profiles import (
     BackgroundCheckpointRequiredError,
@@ -286,3 +287,34 @@ async def test_profile_workflow_node_refuses_an_incomplete_runtime() -> None:
             profile_workflow_node(
                 "n", runner, build_profile("workflow", model=MODEL), input=lambda ctx: "x"
             )
+
+
+async def test_a_cancelled_supervisor_run_leaves_no_scope_behind() -> None:
+    started = asyncio.Event()
+    release = asyncio.Event()
+
+    @tool(name="wait_here", effect="read")
+    async def wait_here() -> str:
+        """Wait until released (never, in this test)."""
+        started.set()
+        await release.wait()
+        return "released"
+
+    provider = ScriptedProvider([_calls(("wait_here", {})), "unreachable"], id="scripted")
+    registry = default_profile_registry()
+    async with create_profile_runtime(registry, models=ModelRegistry([provider])) as runtime:
+        runtime.tools.register(wait_here)
+        orchestrator = registry.orchestrator
+        assert orchestrator is not None
+        controller = AbortController()
+        supervisor = build_profile("supervisor", model=MODEL, tools=["wait_here"])
+        async with asyncio.TaskGroup() as group:
+            task = group.create_task(
+                run_profile(runtime, supervisor, "go", signal=controller.signal)
+            )
+            await asyncio.wait_for(started.wait(), timeout=30)
+            assert orchestrator.open_scopes == 1
+            controller.abort("host stopped it")
+        assert task.result().status == "cancelled"
+        assert orchestrator.open_scopes == 0
+        assert orchestrator.runner.tree.scope(task.result().run_id) is None

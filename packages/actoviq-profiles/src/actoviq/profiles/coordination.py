@@ -19,10 +19,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, cast
 
-from actoviq.core import AgentSpec, JsonObject, JsonValue, RunResult
+from actoviq.core import AbortSignal, AgentSpec, JsonObject, JsonValue, RunResult
 from actoviq.orchestration import (
     FAIL_FAST,
     BudgetLimits,
@@ -90,6 +90,10 @@ def _child_budget(agent: AgentSpec[Any, Any] | None) -> BudgetLimits | None:
     )
 
 
+def _nothing() -> None:
+    return None
+
+
 class ProfileOrchestrator:
     """The ``orchestration`` service: one child runner on the runtime and the spawnable agents.
 
@@ -102,7 +106,7 @@ class ProfileOrchestrator:
         self.runtime = runtime
         self.runner = ChildRunner(runtime)
         self.agents: dict[str, AgentSpec[Any, Any]] = {agent.id: agent for agent in agents}
-        self._owned: set[str] = set()
+        self._owned: dict[str, Callable[[], None]] = {}
 
     def add_agent(self, agent: AgentSpec[Any, Any]) -> None:
         """Allow ``agent.spawn`` to start ``agent``."""
@@ -116,18 +120,31 @@ class ProfileOrchestrator:
         if scope is not None:
             return scope
         limits = _child_budget(agent)
-        self._owned.add(run_id)
-        return self.runner.create_root(
+        scope = self.runner.create_root(
             run_id=run_id,
             signal=signal,
             budget=InMemoryBudgetLedger(limits) if limits is not None else None,
         )
+        # a cancelled run reaches neither afterRun nor onError: its abort completes the scope
+        remove: Callable[[], None] = (
+            signal.add_listener(lambda _reason: self.leave(run_id))
+            if isinstance(signal, AbortSignal)
+            else _nothing
+        )
+        self._owned[run_id] = remove
+        return scope
 
     def leave(self, run_id: str) -> None:
         """Complete the root scope :meth:`enter` created for ``run_id`` (no-op otherwise)."""
-        if run_id in self._owned:
-            self._owned.discard(run_id)
+        remove = self._owned.pop(run_id, None)
+        if remove is not None:
+            remove()
             self.runner.tree.complete(run_id)
+
+    @property
+    def open_scopes(self) -> int:
+        """How many root scopes :meth:`enter` created are still open."""
+        return len(self._owned)
 
     async def spawn(self, parent_run_id: str, agent_id: str, input: str) -> JsonObject:
         """Run ``agent_id`` as a child of the run ``parent_run_id`` (fail-fast).
