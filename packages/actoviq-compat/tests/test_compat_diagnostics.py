@@ -150,9 +150,14 @@ def test_recording_is_thread_safe() -> None:
 
 
 async def test_every_public_name_records_its_use(tmp_path: Path) -> None:
-    recording = sorted(set(compat.__all__) - compat.DIAGNOSTICS_API)
+    # create_agent_sdk records the reference's symbol (spec 04 §5.2 item 1); every other name
+    # is spelled the same in both languages and records as itself.
+    symbol_of = {"create_agent_sdk": "createAgentSdk"}
+    recording = sorted(
+        symbol_of.get(name, name) for name in set(compat.__all__) - compat.DIAGNOSTICS_API
+    )
     callables = {
-        "create_agent_sdk",
+        "createAgentSdk",
         "LegacyJsonV1SessionStore",
         "LegacyJsonV1SessionJournal",
         "LegacyModelApiProvider",
@@ -184,6 +189,17 @@ async def test_every_public_name_records_its_use(tmp_path: Path) -> None:
     for name in compat.DIAGNOSTICS_API:
         getattr(compat, name)
     assert sorted(d.symbol for d in get_compat_diagnostics()) == recording
+
+
+async def test_create_agent_sdk_records_the_reference_symbol_and_warns_by_its_python_name() -> None:
+    configure_compat_diagnostics(warn_once=True)
+    with pytest.warns(CompatDeprecationWarning) as caught:
+        sdk = await compat.create_agent_sdk(modelApi=FakeModelApi(legacy_message("x")))
+    await sdk.close()
+    assert [(d.symbol, d.count) for d in get_compat_diagnostics()] == [("createAgentSdk", 1)]
+    assert str(caught[0].message).startswith(
+        f"[{COMPAT_WARNING_CODE}] actoviq.compat.create_agent_sdk is a 0.x compatibility API"
+    )
 
 
 def test_an_import_statement_counts_once() -> None:

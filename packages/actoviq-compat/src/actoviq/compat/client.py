@@ -508,11 +508,15 @@ class _PolicyBridge:
 
 
 @compat_symbol(
-    "create_agent_sdk",
+    "createAgentSdk",
     "AgentRuntime(models=ModelRegistry([provider])) running an AgentSpec (actoviq.runtime)",
+    python_name="create_agent_sdk",
 )
 async def create_agent_sdk(**options: Unpack[CreateAgentSdkOptions]) -> AgentClient:
     """Build the 0.x client on one :class:`~actoviq.runtime.AgentRuntime`.
+
+    Each call records ``createAgentSdk`` in the compat diagnostics (the reference's symbol, so
+    usage dashboards keep their key).
 
     Args:
         **options: :class:`~actoviq.compat.options.CreateAgentSdkOptions` (0.x names).

@@ -63,7 +63,7 @@ class CompatDiagnostic:
     """How often one compat symbol was used in this process.
 
     Attributes:
-        symbol: the public name (``create_agent_sdk``, ``AgentClient``, ...).
+        symbol: the recorded name (``createAgentSdk``, ``AgentClient``, ...).
         count: uses so far.
         first_used_at: ISO-8601 UTC time of the first use.
         last_used_at: ISO-8601 UTC time of the latest use.
@@ -125,6 +125,7 @@ _settings = CompatDiagnosticsSettings()
 _usage: dict[str, CompatDiagnostic] = {}
 _warned: set[str] = set()
 _replacements: dict[str, str] = {}
+_python_names: dict[str, str] = {}
 
 
 def configure_compat_diagnostics(
@@ -250,7 +251,8 @@ def record_compat_usage(symbol: str, *, stacklevel: int = 2) -> None:
         replacement = _replacements.get(name)
         hint = f" Use {replacement} instead." if replacement else ""
         warnings.warn(
-            f"[{COMPAT_WARNING_CODE}] actoviq.compat.{name} is a 0.x compatibility API "
+            f"[{COMPAT_WARNING_CODE}] actoviq.compat.{_python_names.get(name, name)} is a 0.x "
+            "compatibility API "
             f"(deprecated, supported through 1.x).{hint}",
             CompatDeprecationWarning,
             stacklevel=stacklevel,
@@ -268,17 +270,23 @@ def register_replacement(symbol: str, replacement: str) -> None:
     _replacements[symbol] = replacement
 
 
-def compat_symbol(symbol: str, replacement: str) -> Callable[[T], T]:
+def compat_symbol(
+    symbol: str, replacement: str, *, python_name: str | None = None
+) -> Callable[[T], T]:
     """Decorate a public compat function or class so every call or instantiation records.
 
     Coroutine functions stay coroutine functions; a class records in ``__init__`` (so
     subclasses record the decorated name too).
 
     Args:
-        symbol: the public name recorded (usually the decorated object's name).
+        symbol: the name recorded: the reference's name of the symbol, so metrics keep their
+            keys across the port (``createAgentSdk``; classes have the same name in both).
         replacement: what to use instead, named in the deprecation warning.
+        python_name: the Python name, when it differs from ``symbol`` (shown in the warning).
     """
     register_replacement(symbol, replacement)
+    if python_name is not None:
+        _python_names[symbol] = python_name
 
     def decorate(target: T) -> T:
         if isinstance(target, type):
