@@ -88,6 +88,12 @@ async def test_row_104_a_provider_adapter_drives_the_compat_client() -> None:
     )
     assert result["usage"] == {"input_tokens": 4, "output_tokens": 2}
     assert (result.runId, result.toolCalls, result.sessionId) == (result.run_id, (), None)
+    assert result.tool_calls == [] and result.permission_decisions == []  # tuples, list-equal
+    assert result.messages == [
+        {"role": "user", "content": [{"type": "text", "text": "hello"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "compat ok"}]},
+    ]
+    assert result.messages != [] and not hasattr(result.messages, "append")  # still immutable
     assert (result.startedAt, result.completedAt) == (result.started_at, result.completed_at)
     assert result.permissionDecisions == ()
     with pytest.raises(KeyError):

@@ -47,6 +47,8 @@ def test_row_103_disabled_records_nothing() -> None:
     configure_compat_diagnostics(enabled=False, on_diagnostic=seen.append)
     record_compat_usage("createAgentSdk")
     assert get_compat_diagnostics() == ()
+    assert get_compat_diagnostics() == []  # the reference's frozen array compares as a list
+    assert [] == get_compat_diagnostics()  # noqa: SIM300 (the reflected comparison is the test)
     assert seen == []
     settings = configure_compat_diagnostics(enabled=True)  # merges: the callback stays
     assert settings.on_diagnostic is not None

@@ -104,6 +104,7 @@ async def test_a_streamed_run_yields_the_0x_event_sequence() -> None:
     ]
     completed = cast(dict[str, Any], events[-1])["result"]
     assert completed == json.loads(json.dumps(result.to_json()))
+    assert await stream.result() == result  # called like RunHandle.result(), same outcome
     assert result.text == "all done"
 
 

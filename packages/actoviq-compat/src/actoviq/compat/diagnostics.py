@@ -32,6 +32,7 @@ from typing import Any, Final, TypeVar, cast
 
 import attrs
 
+from actoviq.compat._frozen import FrozenList
 from actoviq.core import JsonObject, iso_now
 
 __all__ = [
@@ -202,9 +203,13 @@ def _settings_mapping(options: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def get_compat_diagnostics() -> tuple[CompatDiagnostic, ...]:
-    """Every symbol used so far, sorted by symbol (immutable records)."""
+    """Every symbol used so far, sorted by symbol (immutable records).
+
+    The tuple also equals the list of the same records (``get_compat_diagnostics() == []``
+    before any use), as the reference's frozen array did.
+    """
     with _lock:
-        return tuple(_usage[symbol] for symbol in sorted(_usage))
+        return FrozenList(_usage[symbol] for symbol in sorted(_usage))
 
 
 def reset_compat_diagnostics() -> None:

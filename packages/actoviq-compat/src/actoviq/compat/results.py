@@ -9,10 +9,12 @@ first thing to read when migrating a caller off the façade.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, NotRequired, TypedDict, cast
 
 import attrs
 
+from actoviq.compat._frozen import FrozenList
 from actoviq.compat._messages import to_legacy_messages
 from actoviq.compat.events import AgentToolCallRecord, PermissionDecision
 from actoviq.compat.recorder import ModelCallRecord, RunRecords, output_text
@@ -49,6 +51,22 @@ class AgentRequestSummary(TypedDict):
     createdAt: str
 
 
+def _frozen_messages(items: Iterable[MessageParam]) -> tuple[MessageParam, ...]:
+    return FrozenList(items)
+
+
+def _frozen_requests(items: Iterable[AgentRequestSummary]) -> tuple[AgentRequestSummary, ...]:
+    return FrozenList(items)
+
+
+def _frozen_tool_calls(items: Iterable[AgentToolCallRecord]) -> tuple[AgentToolCallRecord, ...]:
+    return FrozenList(items)
+
+
+def _frozen_decisions(items: Iterable[PermissionDecision]) -> tuple[PermissionDecision, ...]:
+    return FrozenList(items)
+
+
 @attrs.frozen(kw_only=True, slots=True)
 class AgentRunResult:
     """What ``AgentClient.run`` returns and ``AgentRunStream.result`` resolves to.
@@ -60,6 +78,8 @@ class AgentRunResult:
         message: the final Anthropic-style message ``{id, type, role, model, content,
             stop_reason, stop_sequence, usage}``.
         messages: the whole transcript as ``MessageParam`` s (session history included).
+            This and the other sequences are tuples that also equal the list of the same
+            items (``result.tool_calls == []``), as the reference's arrays did.
         stop_reason: ``end_turn``, ``tool_use``, ``max_tokens``, ... of the final message.
         usage: the run's total usage in the Anthropic convention (``input_tokens`` without the
             cache counts, which appear only when non-zero).
@@ -76,15 +96,17 @@ class AgentRunResult:
     model: str
     text: str
     message: Message
-    messages: tuple[MessageParam, ...]
+    messages: tuple[MessageParam, ...] = attrs.field(converter=_frozen_messages)
     stop_reason: str | None
     usage: LegacyUsage | None
-    requests: tuple[AgentRequestSummary, ...]
-    tool_calls: tuple[AgentToolCallRecord, ...]
+    requests: tuple[AgentRequestSummary, ...] = attrs.field(converter=_frozen_requests)
+    tool_calls: tuple[AgentToolCallRecord, ...] = attrs.field(converter=_frozen_tool_calls)
     started_at: str
     completed_at: str
     session_id: str | None = None
-    permission_decisions: tuple[PermissionDecision, ...] = ()
+    permission_decisions: tuple[PermissionDecision, ...] = attrs.field(
+        default=(), converter=_frozen_decisions
+    )
     run_result: RunResult[Any] | None = attrs.field(default=None, eq=False, repr=False)
 
     # The 0.x (camelCase) names of the fields, for code moved over from the reference.

@@ -30,7 +30,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Generator,
+)
 from types import TracebackType
 from typing import Any, Final, Literal, Self, cast
 
@@ -112,6 +119,10 @@ class _ResultAwaitable:
 
     def __await__(self) -> Generator[Any, None, AgentRunResult]:
         return self._stream.wait_result().__await__()
+
+    def __call__(self) -> Coroutine[Any, Any, AgentRunResult]:
+        """``await stream.result()`` works too (the runtime's ``RunHandle.result()`` shape)."""
+        return self._stream.wait_result()
 
 
 class AgentRunStream:
