@@ -29,10 +29,11 @@ from actoviq.mcp.errors import (
     McpServerUnavailableError,
     McpToolNameError,
 )
+from actoviq.mcp.options import McpServerOptions, ProgressCallback, RestartPolicy
 from actoviq.mcp.prompts import get_prompt, read_resource
 from actoviq.mcp.results import McpToolResult, content_to_items, tool_result_value
 from actoviq.mcp.serve import RUN_INTERRUPTED_CODE, agent_mcp_server, serve_agent_mcp
-from actoviq.mcp.server import McpServer, McpServerOptions, ProgressCallback, RestartPolicy
+from actoviq.mcp.server import McpServer
 from actoviq.mcp.tools import McpToolset, ToolFilter, annotation_effect, mcp_tools
 from actoviq.mcp.transports import (
     HttpTransport,

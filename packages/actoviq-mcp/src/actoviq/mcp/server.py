@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Final, Literal, Self, TextIO, TypedDict, Unpack, cast
-
-import attrs
+from typing import Any, Final, Self, TextIO, Unpack, cast
 
 from actoviq.core import ActoviqError, JsonObject
 from actoviq.events import redact_text
@@ -36,7 +33,9 @@ from actoviq.mcp.errors import (
     McpResultError,
     McpServerUnavailableError,
 )
+from actoviq.mcp.options import McpServerOptions, ProgressCallback, RestartPolicy, check_timeout
 from actoviq.mcp.results import McpToolResult, from_call_result
+from actoviq.mcp.server_support import closed_early, failure_reason, list_all_tools
 from actoviq.mcp.transports import (
     HttpTransport,
     InProcessTransport,
@@ -47,65 +46,7 @@ from actoviq.mcp.transports import (
 from actoviq.runtime import AgentRuntime, RuntimeServices, RuntimeServicesClosedError
 
 __all__ = ["McpServer", "McpServerOptions", "ProgressCallback", "RestartPolicy"]
-
-ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[None]]
-"""``(progress, total, message)``: one ``notifications/progress`` of a call."""
-
-_MAX_PAGES: Final = 1000
 _VALIDATION_PREFIXES: Final = ("Invalid structured content", "Invalid schema for tool")
-
-
-def _positive_int(_: object, attribute: attrs.Attribute[Any], value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise McpConfigurationError(f"RestartPolicy.{attribute.name} must be an integer >= 0.")
-
-
-def _positive_ms(_: object, attribute: attrs.Attribute[Any], value: float) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)  # pyright: ignore[reportUnnecessaryIsInstance]
-        or not math.isfinite(value)
-        or value < 0
-    ):
-        raise McpConfigurationError(f"{attribute.name} must be a finite number >= 0.")
-
-
-@attrs.frozen(kw_only=True, slots=True)
-class RestartPolicy:
-    """How a crashed server is restarted: on next use, after a backoff, a bounded number of times.
-
-    ``max_restarts`` consecutive restarts without a successful request in between are allowed;
-    the next crash makes the server unavailable (:class:`McpServerUnavailableError`) until
-    :meth:`McpServer.reset`. Restart ``n`` waits ``initial_backoff_ms * multiplier**(n-1)``
-    (capped at ``max_backoff_ms``) first.
-    """
-
-    max_restarts: int = attrs.field(default=3, validator=_positive_int)
-    initial_backoff_ms: float = attrs.field(default=100.0, validator=_positive_ms)
-    max_backoff_ms: float = attrs.field(default=5_000.0, validator=_positive_ms)
-    multiplier: float = attrs.field(default=2.0, validator=_positive_ms)
-
-    def backoff_ms(self, restart: int) -> float:
-        """The wait before restart number ``restart`` (1-based)."""
-        delay = self.initial_backoff_ms * self.multiplier ** max(restart - 1, 0)
-        return min(delay, self.max_backoff_ms)
-
-
-class McpServerOptions(TypedDict, total=False):
-    """Keyword options shared by every :class:`McpServer` constructor."""
-
-    name: str | None
-    mode: Literal["auto", "legacy"] | str
-    connect_timeout_ms: float
-    restart: RestartPolicy | None
-
-
-def _check_timeout(value: float, label: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):  # pyright: ignore[reportUnnecessaryIsInstance]
-        raise McpConfigurationError(f"{label} must be a positive finite number of milliseconds.")
-    if value <= 0:
-        raise McpConfigurationError(f"{label} must be a positive finite number of milliseconds.")
-    return float(value)
 
 
 class McpServer:
@@ -146,7 +87,7 @@ class McpServer:
         self.transport: McpTransport = transport
         self.name = name.strip()
         self.mode = mode
-        self.connect_timeout_ms = _check_timeout(
+        self.connect_timeout_ms = check_timeout(
             options.get("connect_timeout_ms", 30_000.0), "connect_timeout_ms"
         )
         self.restart_policy = restart if restart is not None else RestartPolicy()
@@ -199,7 +140,7 @@ class McpServer:
         **options: Unpack[McpServerOptions],
     ) -> McpServer:
         """A streamable-HTTP server at ``url`` (``headers`` go on every request, never in logs)."""
-        timeout = _check_timeout(timeout_ms, "timeout_ms") / 1000.0
+        timeout = check_timeout(timeout_ms, "timeout_ms") / 1000.0
         return cls(HttpTransport(url=url, headers=headers, timeout=timeout), **options)
 
     @classmethod
@@ -212,7 +153,7 @@ class McpServer:
         **options: Unpack[McpServerOptions],
     ) -> McpServer:
         """A server on the older HTTP+SSE transport (prefer :meth:`http` where offered)."""
-        timeout = _check_timeout(timeout_ms, "timeout_ms") / 1000.0
+        timeout = check_timeout(timeout_ms, "timeout_ms") / 1000.0
         return cls(SseTransport(url=url, headers=headers, timeout=timeout), **options)
 
     @classmethod
@@ -383,8 +324,8 @@ class McpServer:
         except ActoviqError:
             raise
         except Exception as error:
-            reason = _reason(error)
-            if _closed_early(error):
+            reason = failure_reason(error)
+            if closed_early(error):
                 reason = "it closed the connection during the handshake (did it exit? see stderr)"
             raise McpConnectionError(
                 f'Could not connect to MCP server "{self.name}" ({self.describe()}): '
@@ -452,7 +393,7 @@ class McpServer:
         ``io.actoviq/callId`` and, for idempotent writes, ``io.actoviq/idempotencyKey``).
         """
         args = dict(arguments) if arguments is not None else None
-        timeout = None if timeout_ms is None else _check_timeout(timeout_ms, "timeout_ms")
+        timeout = None if timeout_ms is None else check_timeout(timeout_ms, "timeout_ms")
         conn = await self._ensure()
         scope = asyncio.timeout(None if timeout is None else timeout / 1000.0)
         try:
@@ -487,7 +428,7 @@ class McpServer:
         conn = await self._ensure()
         if refresh or self._catalog is None or self._catalog_stale:
             try:
-                tools = await _list_all(conn.client)
+                tools = await list_all_tools(conn.client)
             except Exception as error:
                 raise self._request_error(error, conn, "tools/list") from error
             self._set_catalog(tools)
@@ -558,15 +499,15 @@ class McpServer:
             )
         if not conn.alive:
             return McpConnectionLostError(
-                f'MCP server "{self.name}" went away during {what}: {_reason(error)}',
+                f'MCP server "{self.name}" went away during {what}: {failure_reason(error)}',
                 details=details,
             )
-        return McpCallError(f'{what} on MCP server "{self.name}" failed: {_reason(error)}')
+        return McpCallError(f'{what} on MCP server "{self.name}" failed: {failure_reason(error)}')
 
     # -- the tool catalog -------------------------------------------------------------------------
 
     async def _refresh_catalog(self, client: Any) -> None:
-        self._set_catalog(await _list_all(client))
+        self._set_catalog(await list_all_tools(client))
 
     def _set_catalog(self, tools: Sequence[Any]) -> None:
         catalog = {tool.name: tool for tool in tools}
@@ -605,7 +546,7 @@ class McpServer:
         Raises:
             TimeoutError: no change within ``timeout_ms``.
         """
-        async with asyncio.timeout(_check_timeout(timeout_ms, "timeout_ms") / 1000.0):
+        async with asyncio.timeout(check_timeout(timeout_ms, "timeout_ms") / 1000.0):
             while self._version <= since:
                 await self._changed.wait()
         return self._version
@@ -640,36 +581,3 @@ class McpServer:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-
-
-async def _list_all(client: Any) -> list[Any]:
-    tools: list[Any] = []
-    cursor: str | None = None
-    for _ in range(_MAX_PAGES):
-        page = await client.list_tools(cursor=cursor)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if cursor is None:
-            return tools
-    raise McpResultError(f"MCP tools/list did not end after {_MAX_PAGES} pages.")
-
-
-def _reason(error: BaseException) -> str:
-    leaf = _first_leaf(error)
-    text = str(leaf)
-    kind = type(leaf).__name__
-    return redact_text(f"{kind}: {text}" if text else kind)
-
-
-def _closed_early(error: BaseException) -> bool:
-    from mcp_types import CONNECTION_CLOSED
-
-    from mcp import MCPError
-
-    leaf = _first_leaf(error)
-    return isinstance(leaf, MCPError) and leaf.code == CONNECTION_CLOSED
-
-
-def _first_leaf(error: BaseException) -> BaseException:
-    inner: tuple[BaseException, ...] = getattr(error, "exceptions", ())
-    return _first_leaf(inner[0]) if inner else error
