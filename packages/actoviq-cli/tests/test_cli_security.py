@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from actoviq.cli.web.security import COOKIE_NAME, allowed_hosts, check_request
+from actoviq.cli.web.security import allowed_hosts, check_request, cookie_name
 
 TOKEN = "t0ken-value"
+COOKIE_NAME = cookie_name(TOKEN)
 HOSTS = allowed_hosts("127.0.0.1", 8000)
 
 
@@ -94,3 +95,13 @@ def test_hosts() -> None:
 def test_decisions(scope: dict[str, Any], status: int, cookie: bool) -> None:
     decision = check_request(scope, TOKEN, HOSTS)
     assert (decision.status, decision.set_cookie) == (status, cookie)
+
+
+def test_each_server_has_its_own_cookie() -> None:
+    other = "another-servers-token"
+    assert cookie_name(other) != COOKIE_NAME and TOKEN not in COOKIE_NAME
+    both = f"{cookie_name(other)}={other}; {COOKIE_NAME}={TOKEN}"
+    assert check_request(_scope(cookie=both), TOKEN, HOSTS).status == 0
+    assert check_request(_scope(cookie=both), other, HOSTS).status == 0
+    only_other = f"{cookie_name(other)}={other}"
+    assert check_request(_scope(cookie=only_other), TOKEN, HOSTS).status == 401

@@ -40,7 +40,7 @@ from actoviq.cli.sessions import (
     transcript,
     usage_json,
 )
-from actoviq.cli.web.security import COOKIE_NAME, SECURITY_HEADERS, check_request
+from actoviq.cli.web.security import SECURITY_HEADERS, check_request, cookie_name
 from actoviq.core import Interruption, JsonObject, RunResult
 from actoviq.runtime import InterruptionDecision, SerializedRunState
 from actoviq.surfaces import AgentRuntimeBridgeAdapter, BridgeStream, surface_event_to_json
@@ -79,7 +79,7 @@ class _Guard:
             await send(message)
 
         if decision.set_cookie:
-            cookie = f"{COOKIE_NAME}={self.token}; HttpOnly; SameSite=Strict; Path=/"
+            cookie = f"{cookie_name(self.token)}={self.token}; HttpOnly; SameSite=Strict; Path=/"
             redirect = RedirectResponse("/", status_code=303, headers={"set-cookie": cookie})
             await redirect(scope, receive, send_secured)
             return

@@ -1,8 +1,9 @@
 """The web page's guard: a secret token on every request, CSRF and DNS-rebinding defences.
 
 * Every request needs the token printed by ``actoviq serve``: the page (``GET /``) takes it once
-  as ``?token=`` and answers with an ``HttpOnly; SameSite=Strict`` cookie and a redirect that
-  drops it from the address bar; the page and its assets are then served on the cookie.
+  as ``?token=`` and answers with an ``HttpOnly; SameSite=Strict`` cookie (named per server, see
+  :func:`cookie_name`) and a redirect that drops it from the address bar; the page and its
+  assets are then served on the cookie.
 * ``/api/*`` requires the token in a header (``Authorization: Bearer …``), which the page reads
   from its own ``<meta>``: a cookie alone is never enough to act, so a cross-site form or
   script cannot (classic CSRF needs the browser to add the credential by itself).
@@ -22,14 +23,13 @@ from typing import Any, Final
 from urllib.parse import parse_qs
 
 __all__ = [
-    "COOKIE_NAME",
     "SECURITY_HEADERS",
     "AccessDecision",
     "allowed_hosts",
     "check_request",
+    "cookie_name",
 ]
 
-COOKIE_NAME: Final = "actoviq_token"
 SECURITY_HEADERS: Final[tuple[tuple[bytes, bytes], ...]] = (
     (
         b"content-security-policy",
@@ -41,6 +41,18 @@ SECURITY_HEADERS: Final[tuple[tuple[bytes, bytes], ...]] = (
     (b"cache-control", b"no-store"),
     (b"x-frame-options", b"DENY"),
 )
+
+
+def cookie_name(token: str) -> str:
+    """The page cookie's name for the server holding ``token``.
+
+    Cookies are not kept apart by port: with one fixed name, a second ``actoviq serve`` on the
+    same machine would overwrite the first one's cookie and lock its page out. The name carries
+    a digest of the token (never the token), so each server has its own.
+    """
+    import hashlib
+
+    return "actoviq_" + hashlib.sha256(token.encode()).hexdigest()[:12]
 
 
 def allowed_hosts(host: str, port: int) -> frozenset[str]:
@@ -75,7 +87,7 @@ def _same(token: str, candidate: str | None) -> bool:
     return candidate is not None and hmac.compare_digest(token.encode(), candidate.encode())
 
 
-def _cookie(headers: dict[str, str]) -> str | None:
+def _cookie(headers: dict[str, str], name: str) -> str | None:
     raw = headers.get("cookie")
     if not raw:
         return None
@@ -84,7 +96,7 @@ def _cookie(headers: dict[str, str]) -> str | None:
         jar.load(raw)
     except Exception:  # a malformed cookie header is no credential
         return None
-    morsel = jar.get(COOKIE_NAME)
+    morsel = jar.get(name)
     return morsel.value if morsel is not None else None
 
 
@@ -115,7 +127,7 @@ def check_request(scope: dict[str, Any], token: str, hosts: Iterable[str]) -> Ac
         return AccessDecision(401, "Missing or wrong token (Authorization: Bearer <token>).")
     if method not in ("GET", "HEAD"):
         return AccessDecision(405, "Method not allowed.")
-    if _same(token, _cookie(headers)):
+    if _same(token, _cookie(headers, cookie_name(token))):
         return AccessDecision()
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     given = query.get("token", [None])[0]
