@@ -233,3 +233,37 @@ def test_the_page_streams_approves_and_keeps_history(
     shot = ARTIFACTS / "cli-web-chat.png"
     assert browser.save_screenshot(str(shot))
     assert shot.stat().st_size > 10_000
+
+
+def test_stop_cancels_the_streaming_run_and_the_session_keeps_nothing_of_it(
+    served: Served,
+) -> None:
+    headers = {"Authorization": f"Bearer {served.token}", "Content-Type": "application/json"}
+    connection = http.client.HTTPConnection(served.host, served.port, timeout=60)
+    try:
+        connection.request(
+            "POST", "/api/sessions/c/messages", body='{"text": "slow please"}', headers=headers
+        )
+        response = connection.getresponse()
+        assert response.status == 200
+        seen = ""
+        while '"type": "text.delta"' not in seen and '"type":"text.delta"' not in seen:
+            line = response.readline().decode("utf-8")
+            assert line, "the stream ended before any text"
+            seen += line
+        run_id = json.loads(seen.strip().splitlines()[-1].removeprefix("data:"))["runId"]
+        status, _, body = _request(
+            served, "POST", f"/api/runs/{run_id}/cancel", headers=headers, body="{}"
+        )
+        assert status == 200 and json.loads(body) == {"cancelled": True}
+        rest = seen + response.read().decode("utf-8")
+    finally:
+        connection.close()
+    events = _events(rest)
+    assert events[-1][0] == "result" and events[-1][1]["status"] == "cancelled"
+    assert not any(e.get("data", {}).get("delta") == "sixteen" for _, e in events)
+
+    status, _, body = _request(served, "GET", "/api/sessions/c", headers=headers)
+    assert status == 200 and json.loads(body)["items"] == []
+    gone = _request(served, "POST", f"/api/runs/{run_id}/cancel", headers=headers, body="{}")
+    assert gone[0] == 404
