@@ -40,6 +40,8 @@ def _write(root: Path, text: str) -> Path:
         ),
         ("[middleware_registry]\nx = 'nocolon'", "middleware_registry.x", "module:attribute"),
         ("show_reasoning = 'yes'", "show_reasoning", "true or false"),
+        ("lease_seconds = 0.1", "lease_seconds", "between 0.5 and 86400"),
+        ("lease_seconds = '30'", "lease_seconds", "non-negative number"),
     ],
 )
 def test_bad_values_name_the_file_and_the_key(

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import queue
 import subprocess
+import threading
+import time
+from pathlib import Path
 
 from cli_testkit import Project, validated
 
@@ -80,3 +85,78 @@ def test_a_reader_closing_the_pipe_ends_the_command_quietly(project: Project) ->
     process.stderr.close()
     assert process.wait(timeout=120) == 141
     assert "Traceback" not in errors and "error[" not in errors, errors
+
+
+def _tool_started(fifo: Path, process: subprocess.Popen[str]) -> str:
+    """The line the tool writes to ``fifo`` once it runs (fails if the process ends first)."""
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        with open(fifo, encoding="utf-8") as started:  # opens when the tool opens its end
+            lines.put(started.readline())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            return lines.get(timeout=0.5)
+        except queue.Empty:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            with open(fifo, "w", encoding="utf-8"):  # releases the reader
+                pass
+            reader.join(timeout=10)
+            raise AssertionError(f"the tool never started (exit status {process.returncode})")
+
+
+def test_a_run_killed_inside_a_tool_is_reconciled_by_resume(
+    project: Project, tmp_path: Path
+) -> None:
+    config = (project.root / "actoviq.toml").read_text("utf-8")
+    config = config.replace(
+        '"cli_test_tools:shout"]', '"cli_test_tools:shout", "cli_test_tools:hang_payment"]'
+    )
+    project.write_config(
+        "lease_seconds = 3\n"
+        + config
+        + '\n[agents.crasher]\ninstructions = "Pay."\ntools = ["hang_payment"]\n'
+    )
+    fifo = tmp_path / "started.fifo"
+    os.mkfifo(fifo)
+    env = project.env(ACTOVIQ_TEST_FIFO=str(fifo))
+    process = subprocess.Popen(
+        project.command("--json", "run", "crasher", "crash now"),
+        cwd=project.root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stdout is not None
+    assert _tool_started(fifo, process) == "started\n"
+    first = validated(process.stdout.readline())
+    run_id = first["event"]["runId"]
+
+    # While the process lives it renews its claim: the run is not taken, and the hint says when
+    # the claim would lapse.
+    held = _run(project, "resume", run_id)
+    assert held.returncode == 5, held.stderr
+    assert "another execution holds the run" in held.stderr and "lapses in" in held.stderr
+
+    process.kill()  # SIGKILL inside the tool: no cleanup, the claim stays on the row
+    process.wait(timeout=60)
+    process.stdout.close()
+    deadline = time.monotonic() + 60
+    while held.returncode == 5 and time.monotonic() < deadline:  # the 3 s lease runs out
+        held = _run(project, "resume", run_id)
+    assert held.returncode == 3, held.stderr
+    assert "may have started" in held.stdout and "--failed call_hang" in held.stderr
+
+    wrong = _run(project, "resume", run_id, "--approve", "call_hang")
+    assert wrong.returncode == 2 and "--retry/--failed" in wrong.stderr
+    done = _run(project, "--json", "resume", run_id, "--failed", "call_hang")
+    assert done.returncode == 0, done.stderr
+    result = validated(done.stdout.strip().splitlines()[-1])
+    assert result["status"] == "completed" and result["output"] == "Payment INV-7 is marked failed."
+    assert project.ledger() == ["begin INV-7"]  # the tool never ran a second time

@@ -67,3 +67,19 @@ coder: AgentSpec[Any, Any] = AgentSpec(
     id="coder", name="Coder", instructions="Shout what you are given.", tools=("shout",)
 )
 not_an_agent = 42
+
+
+@tool(effect="side-effect", timeout_ms=600_000)
+def hang_payment(invoice: str) -> str:
+    """Record the start of a payment, say so through ``$ACTOVIQ_TEST_FIFO``, then never return.
+
+    Args:
+        invoice: the invoice number.
+    """
+    import threading
+
+    _ledger(f"begin {invoice}")
+    with open(os.environ["ACTOVIQ_TEST_FIFO"], "w", encoding="utf-8") as fifo:
+        fifo.write("started\n")
+    threading.Event().wait()  # the test kills the process here
+    return "unreachable"

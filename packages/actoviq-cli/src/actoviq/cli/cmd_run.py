@@ -21,6 +21,7 @@ from actoviq.cli.exit_codes import ExitCode
 from actoviq.cli.output import Output
 from actoviq.cli.render import sink_for
 from actoviq.core import JsonObject, JsonValue, RunResult, find_json_violation
+from actoviq.runtime import RunStateStaleError
 from actoviq.surfaces import AgentRuntimeBridgeAdapter
 
 if TYPE_CHECKING:
@@ -109,11 +110,12 @@ def report_result(output: Output, result: RunResult[Any]) -> ExitCode:
         first = result.interruptions[0] if result.interruptions else None
         call = (first.call_id or first.id) if first is not None else "CALL"
         output.note(f"Run {result.run_id} is waiting for a decision: {waiting}", "yellow")
-        output.note(
-            f"Continue it with: actoviq resume {result.run_id} --approve {call}"
-            f"   (or --reject {call})",
-            "yellow",
-        )
+        if first is not None and first.kind != "approval":
+            # It may have run before a crash: only the user knows whether it took effect.
+            hint = f"--failed {call}   (or --retry {call} to run it again)"
+        else:
+            hint = f"--approve {call}   (or --reject {call})"
+        output.note(f"Continue it with: actoviq resume {result.run_id} {hint}", "yellow")
         output.stdout.write(result.run_id + "\n")
         output.stdout.flush()
     elif result.status == "cancelled":
@@ -221,6 +223,24 @@ async def resume_command(
         runtime = env.runtime(setup)
         bridge = AgentRuntimeBridgeAdapter(runtime, resolved.spec, target="cli")
         sink = sink_for(output, show_reasoning=show_reasoning or settings.show_reasoning)
-        stream = bridge.resume(state, decisions)
-        result = await drive(bridge, stream, sink, approver)
+        try:
+            stream = bridge.resume(state, decisions)
+            result = await drive(bridge, stream, sink, approver)
+        except RunStateStaleError as error:
+            _lease_hint(output, error)
+            raise
         return report_result(output, result)
+
+
+def _lease_hint(output: Output, error: RunStateStaleError) -> None:
+    """When another process holds the run, say when its claim lapses if that process died."""
+    import time
+
+    expires = (error.details or {}).get("leaseExpiresAt")
+    if error.reason != "claimed" or output.json_mode or not isinstance(expires, int | float):
+        return
+    left = max(0.0, expires / 1000 - time.time())
+    output.note(
+        f"If the process running it crashed, its claim lapses in {left:.0f} s; resume it then.",
+        "yellow",
+    )

@@ -9,6 +9,7 @@ Example ``actoviq.toml``::
 
     model = "openai-responses:gpt-4.1-mini"     # agents without a model use it
     storage = ".actoviq/actoviq.db"             # or "postgresql+asyncpg://…"
+    lease_seconds = 30                          # a crashed run can be resumed after this
     tools = ["myapp.tools:lookup", "myapp.tools:send_email"]
 
     [providers.local]                           # an OpenAI-compatible server
@@ -63,6 +64,7 @@ _TOP_KEYS: Final = frozenset(
         "agents",
         "history",
         "show_reasoning",
+        "lease_seconds",
     }
 )
 _PROVIDER_KEYS: Final = frozenset(
@@ -143,6 +145,9 @@ class CliSettings:
         agents: configured agents by id.
         history: the chat line-history file.
         show_reasoning: show reasoning text in the terminal.
+        lease_seconds: how long a run's claim outlives a process that stopped renewing it (a
+            crash): another process may resume the run after that. None: the runtime's
+            default (30 s).
     """
 
     path: Path | None
@@ -161,6 +166,7 @@ class CliSettings:
     )
     history: Path | None = None
     show_reasoning: bool = False
+    lease_seconds: float | None = None
 
     @property
     def label(self) -> str:
@@ -379,4 +385,12 @@ def load_settings(
         agents=agents,
         history=_resolve_path(root, history) if history else None,
         show_reasoning=top.flag("show_reasoning"),
+        lease_seconds=_lease_seconds(top),
     )
+
+
+def _lease_seconds(top: _Reader) -> float | None:
+    value = top.number("lease_seconds")
+    if value is not None and not 0.5 <= value <= 86_400:
+        raise top.fail("lease_seconds", "must be between 0.5 and 86400 seconds")
+    return value

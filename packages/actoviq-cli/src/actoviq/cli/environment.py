@@ -24,6 +24,7 @@ from actoviq.runtime import (
     RuntimeSessionStore,
     ServiceDefinition,
 )
+from actoviq.runtime.stores import DEFAULT_LEASE_MS
 
 if TYPE_CHECKING:
     from actoviq.storage.sqlite import SqliteStorage
@@ -76,6 +77,7 @@ class CliEnvironment:
                 worth keeping happens (start-up speed of ``actoviq run``).
         """
         checkpoints = DeferredCheckpointStore(self.checkpoints, defer=defer_checkpoints)
+        lease = self.settings.lease_seconds
         # The session store is a lazy service rather than ``sessions=``: ``sessions=`` takes an
         # opened store, and a run without a session must not open the database to start.
         services = RuntimeServices(
@@ -92,6 +94,9 @@ class CliEnvironment:
             middleware=setup.middleware,
             middleware_registry=setup.middleware_registry,
             checkpoints=checkpoints,
+            checkpoint_lease_ms=(
+                DEFAULT_LEASE_MS if lease is None else max(1, round(lease * 1000))
+            ),
             agents=[setup.agent.spec],
         )
         self._runtimes.append(runtime)
