@@ -304,9 +304,13 @@ class EventDispatcher:
         for processor, clones_data in self._processor_entries:
             try:
                 outcome: object = processor.process(current)
-                # a catalogued event is a RunEvent subclass: isinstance, not the class identity,
-                # keeps it off the awaitable path (one C call per processor and event)
-                if outcome is not None and not isinstance(outcome, RunEvent):
+                # Fast path: the class of the event given (passed on or evolved). A catalogued
+                # event is a RunEvent subclass, so anything else is checked with isinstance.
+                if (
+                    outcome.__class__ is not current.__class__
+                    and outcome is not None
+                    and not isinstance(outcome, RunEvent)
+                ):
                     step = self._step(outcome, processor.id)
                     outcome = step.value if step.__class__ is _Done else await step
             except Exception as error:
@@ -319,7 +323,7 @@ class EventDispatcher:
                 if fail_closed:
                     return None
                 continue
-            if outcome.__class__ is not RunEvent and not isinstance(outcome, RunEvent):
+            if outcome.__class__ is not current.__class__ and not isinstance(outcome, RunEvent):
                 if outcome is None:
                     return None
                 error = EventValidationError(
