@@ -1,0 +1,125 @@
+"""The background conformance kit's harness for the store engine (memory, SQLite, PostgreSQL)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import AsyncGenerator, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from actoviq.core import CanonicalItem, ProviderResponseError
+from actoviq.orchestration import BackgroundChildManager, ChildRunner
+from actoviq.orchestration.background import AgentResolver, Clock
+from actoviq.orchestration.background.conformance import KitAgent
+from actoviq.providers import ModelRegistry, ModelRequest
+from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
+from actoviq.runtime import (
+    AgentRuntime,
+    DurableChildStore,
+    InMemoryDurableChildStore,
+    RuntimeServices,
+    RuntimeTool,
+)
+from actoviq.storage.sqlite import SqliteStorage
+
+POSTGRES_URL = os.environ.get("ACTOVIQ_TEST_POSTGRES_URL")
+BACKENDS = [
+    "memory",
+    "sqlite",
+    pytest.param(
+        "postgres",
+        marks=[
+            pytest.mark.postgres,
+            pytest.mark.skipif(not POSTGRES_URL, reason="ACTOVIQ_TEST_POSTGRES_URL is not set"),
+        ],
+    ),
+]
+
+
+def asyncpg_url(url: str) -> str:
+    """A plain ``postgresql://`` DSN for SQLAlchemy's asyncpg driver."""
+    return url.replace("postgresql://", "postgresql+asyncpg://", 1) if "+" not in url else url
+
+
+def database(kind: str, tmp_path: Path) -> str:
+    """Where the SQL backends live."""
+    return str(tmp_path / "children.db") if kind == "sqlite" else asyncpg_url(POSTGRES_URL or "")
+
+
+@attrs.frozen
+class Backend:
+    """A store plus the tenant one check writes under (PostgreSQL is shared between checks)."""
+
+    store: DurableChildStore
+    tenant_id: str
+
+
+def scripted(agent: KitAgent) -> ScriptedProvider:
+    """The scripted provider answering for a kit agent."""
+
+    def answer(request: ModelRequest) -> ScriptedTurn:
+        turn = agent.respond(list[CanonicalItem](request.input))
+        usage = {
+            "inputTokens": turn.total_tokens,
+            "outputTokens": 0,
+            "totalTokens": turn.total_tokens,
+        }
+        if turn.error is not None:
+            return ScriptedTurn(error=ProviderResponseError(turn.error, provider_id=agent.spec.id))
+        return ScriptedTurn(text=turn.text, tool_calls=list(turn.tool_calls), usage=usage)
+
+    return ScriptedProvider([answer], id=agent.spec.id, repeat_last=True)
+
+
+class StoreHarness:
+    """Runs the kit against ``StoreBackgroundEngine`` on one backend kind."""
+
+    def __init__(self, kind: str, tmp_path: Path) -> None:
+        self.kind = kind
+        self.tmp_path = tmp_path
+
+    def runtime(self, agents: Sequence[KitAgent], tools: Sequence[RuntimeTool]) -> AgentRuntime:
+        """One runtime serving every kit agent."""
+        return AgentRuntime(
+            models=ModelRegistry([scripted(agent) for agent in agents]),
+            tools=list(tools),
+            services=RuntimeServices(),
+        )
+
+    @contextlib.asynccontextmanager
+    async def backend(self) -> AsyncGenerator[Backend]:
+        """A fresh store (a fresh file for SQLite, a fresh tenant on PostgreSQL)."""
+        tenant = f"kit-{uuid.uuid4().hex}"
+        if self.kind == "memory":
+            yield Backend(InMemoryDurableChildStore(), tenant)
+            return
+        folder = self.tmp_path / tenant
+        async with await SqliteStorage.open(database(self.kind, folder)) as storage:
+            yield Backend(storage.children, tenant)
+
+    def manager(
+        self,
+        backend: Any,
+        runner: ChildRunner,
+        *,
+        owner_id: str,
+        lease_ms: int,
+        clock: Clock | None,
+        resolve_agent: AgentResolver | None,
+    ) -> BackgroundChildManager:
+        """The store engine's manager for one worker."""
+        chosen: Backend = backend
+        return BackgroundChildManager(
+            runner,
+            chosen.store,
+            tenant_id=chosen.tenant_id,
+            owner_id=owner_id,
+            lease_ms=lease_ms,
+            clock=clock,
+            resolve_agent=resolve_agent,
+        )
