@@ -1,10 +1,15 @@
 """``WorkflowGraph``: a deterministic, immutable DAG of nodes over one scope (spec 04 §1.10).
 
 The in-memory core the presets build on: nodes (``execute`` or ``reduce``), edges with optional
-``when`` predicates, ``all``/``any`` activation, the lexically smallest topological order, a
-``max_concurrency`` of ready nodes, and the first node failure failing the graph as
-:class:`WorkflowNodeExecutionError`. Unlike the reference, the nodes still running when one fails
-are cancelled and awaited (structured concurrency), never left behind.
+``when`` predicates, ``all``/``any``/``first`` activation (``first``: a race join that starts at
+its first active predecessor and cancels the losers), the lexically smallest topological order, a
+``max_concurrency`` of ready nodes, and a per-node failure policy: ``fail-fast`` (the first node
+failure fails the graph as :class:`WorkflowNodeExecutionError`) or ``collect`` (the failure is
+the node's output, a :class:`WorkflowNodeFailure`, and the graph goes on). Bounded loops are
+:func:`~actoviq.orchestration.graph_loops.loop_node`; durable runs are
+:class:`~actoviq.orchestration.graph_runs.DurableGraphRunner`. Unlike the reference, the nodes
+still running when one fails are cancelled and awaited (structured concurrency), never left
+behind.
 
 Example:
     >>> import asyncio
@@ -33,9 +38,12 @@ import attrs
 
 from actoviq.core import AbortController, AbortSignal, JsonObject
 from actoviq.orchestration.errors import OrchestrationError
+from actoviq.orchestration.outcomes import ChildError
 from actoviq.orchestration.scope import OrchestrationScope
 
 __all__ = [
+    "Activation",
+    "FailurePolicy",
     "NodeContext",
     "RouteContext",
     "WorkflowEdge",
@@ -44,11 +52,15 @@ __all__ = [
     "WorkflowGraphResult",
     "WorkflowNode",
     "WorkflowNodeExecutionError",
+    "WorkflowNodeFailure",
     "WorkflowNodeStatus",
 ]
 
-WorkflowNodeStatus: TypeAlias = Literal["pending", "ready", "running", "completed", "skipped"]
-Activation: TypeAlias = Literal["all", "any"]
+WorkflowNodeStatus: TypeAlias = Literal[
+    "pending", "ready", "running", "completed", "skipped", "failed", "cancelled"
+]
+Activation: TypeAlias = Literal["all", "any", "first"]
+FailurePolicy: TypeAlias = Literal["fail-fast", "collect"]
 _MAX_SAFE: Final = 2**53 - 1
 
 
@@ -104,12 +116,35 @@ RouteFn: TypeAlias = Callable[[RouteContext], "bool | Awaitable[bool]"]
 
 @attrs.frozen(kw_only=True, slots=True)
 class WorkflowNode:
-    """One node: exactly one of ``execute`` or ``reduce`` (sync or async)."""
+    """One node: exactly one of ``execute`` or ``reduce`` (sync or async).
+
+    Attributes:
+        activation: when the node runs once its predecessors settle: ``all`` (every incoming
+            edge active), ``any`` (at least one), or ``first`` (a race join: it starts as soon
+            as the first active predecessor completes; predecessors that only fed it and are
+            still running are cancelled).
+        failure: ``fail-fast`` (an error fails the graph) or ``collect`` (the node's output is
+            a :class:`WorkflowNodeFailure`, its status ``failed``, and its successors still
+            run).
+    """
 
     id: str
     execute: NodeFn | None = None
     reduce: NodeFn | None = None
     activation: Activation = "all"
+    failure: FailurePolicy = "fail-fast"
+
+
+@attrs.frozen(kw_only=True, slots=True)
+class WorkflowNodeFailure:
+    """The output of a ``collect`` node that failed: which node, and its error."""
+
+    node_id: str
+    error: ChildError
+
+    def to_json(self) -> JsonObject:
+        """``{nodeId, error: {name, message, code?}}``."""
+        return {"nodeId": self.node_id, "error": self.error.to_json()}
 
 
 @attrs.frozen(kw_only=True, slots=True)
@@ -146,8 +181,14 @@ def _check_nodes(nodes: Iterable[WorkflowNode]) -> dict[str, WorkflowNode]:
             raise WorkflowGraphError(
                 f'Workflow node "{node_id}" must define exactly one of execute or reduce.'
             )
-        if node.activation not in ("all", "any"):
-            raise WorkflowGraphError(f'Workflow node "{node_id}" activation must be all or any.')
+        if node.activation not in ("all", "any", "first"):
+            raise WorkflowGraphError(
+                f'Workflow node "{node_id}" activation must be all, any or first.'
+            )
+        if node.failure not in ("fail-fast", "collect"):
+            raise WorkflowGraphError(
+                f'Workflow node "{node_id}" failure policy must be fail-fast or collect.'
+            )
         by_id[node_id] = attrs.evolve(node, id=node_id)
     if not by_id:
         raise WorkflowGraphError("WorkflowGraph requires at least one node.")
@@ -270,11 +311,21 @@ class WorkflowGraph:
         return await run.execute()
 
 
+_SETTLED: Final = frozenset({"completed", "skipped", "failed", "cancelled"})
+_PRODUCED: Final = frozenset({"completed", "failed"})  # a collected failure feeds its successors
+
+
+def _collectable(error: BaseException) -> bool:
+    """Errors a ``collect`` node turns into its output (never a durable run's own interrupts)."""
+    return isinstance(error, Exception) and not getattr(error, "interrupts_workflow", False)
+
+
 class _Execution:
     """One execution of a graph.
 
-    Activation is incremental (each edge is decided once, when its target's last predecessor
-    settles) and completions arrive on one queue (no wait over every running task per step).
+    Activation is incremental (each edge is decided once, when its source settles, and a node
+    when its last predecessor settles, or for ``first`` at its first active edge) and
+    completions arrive on one queue (no wait over every running task per step).
     """
 
     def __init__(
@@ -288,13 +339,16 @@ class _Execution:
         self.rank = {node: index for index, node in enumerate(order)}
         self.status: dict[str, WorkflowNodeStatus] = dict.fromkeys(order, "pending")
         self.outputs: dict[str, Any] = {}
-        self.waiting = {node: len(graph._incoming[node]) for node in order}  # pyright: ignore[reportPrivateUsage]
+        self.incoming: dict[str, list[WorkflowEdge]] = graph._incoming  # pyright: ignore[reportPrivateUsage]
+        self.waiting = {node: len(self.incoming[node]) for node in order}
         self.outgoing: dict[str, list[WorkflowEdge]] = {node: [] for node in order}
         for edge in graph.edges:
             self.outgoing[edge.source].append(edge)
+        self.edges: dict[tuple[str, str], bool] = {}  # each edge decided once
         self.settled: list[str] = []  # nodes whose successors still have to be told
         self.ready: list[int] = []  # heap of topological ranks
         self.running: dict[asyncio.Task[Any], str] = {}
+        self.raced: set[str] = set()  # running nodes a first-join cancelled
         self.finished: asyncio.Queue[asyncio.Task[Any]] = asyncio.Queue()
         self.controller = AbortController()
 
@@ -305,24 +359,37 @@ class _Execution:
             {node: self.outputs[node] for node in self.graph.order if node in self.outputs}
         )
 
+    async def _edge(self, edge: WorkflowEdge) -> bool:
+        """Whether ``edge`` is active (its source produced and ``when`` holds), decided once."""
+        key = (edge.source, edge.target)
+        known = self.edges.get(key)
+        if known is not None:
+            return known
+        active = self.status[edge.source] in _PRODUCED
+        if active and edge.when is not None:
+            self.scope.signal.throw_if_aborted()
+            route = RouteContext(
+                input=self.input,
+                scope=self.scope,
+                source=edge.source,
+                target=edge.target,
+                source_output=self.outputs.get(edge.source),
+                outputs=self._ordered_outputs(),
+            )
+            active = bool(await _call(edge.when, route))
+        self.edges[key] = active
+        return active
+
+    def _ready(self, node_id: str) -> None:
+        self.status[node_id] = "ready"
+        heapq.heappush(self.ready, self.rank[node_id])
+
     async def _decide(self, node_id: str) -> None:
-        """All predecessors settled: evaluate the incoming edges once, then ready or skipped."""
-        incoming = self.graph._incoming[node_id]  # pyright: ignore[reportPrivateUsage]
-        flags: list[bool] = []
-        for edge in incoming:
-            active = self.status[edge.source] == "completed"
-            if active and edge.when is not None:
-                self.scope.signal.throw_if_aborted()
-                route = RouteContext(
-                    input=self.input,
-                    scope=self.scope,
-                    source=edge.source,
-                    target=edge.target,
-                    source_output=self.outputs.get(edge.source),
-                    outputs=self._ordered_outputs(),
-                )
-                active = bool(await _call(edge.when, route))
-            flags.append(active)
+        """All predecessors settled: ready or skipped (``first`` fires earlier, see below)."""
+        if self.status[node_id] != "pending":
+            return
+        incoming = self.incoming[node_id]
+        flags = [await self._edge(edge) for edge in incoming]
         node = self.graph.nodes[node_id]
         if not incoming:
             ready = True
@@ -331,11 +398,34 @@ class _Execution:
         else:
             ready = any(flags)
         if ready:
-            self.status[node_id] = "ready"
-            heapq.heappush(self.ready, self.rank[node_id])
+            self._ready(node_id)
         else:
             self.status[node_id] = "skipped"
             self.settled.append(node_id)
+
+    async def _first(self, edge: WorkflowEdge) -> None:
+        """A predecessor of a ``first`` node settled: fire the node at its first active edge."""
+        if self.status[edge.target] != "pending" or not await self._edge(edge):
+            return
+        self._ready(edge.target)
+        self._cancel_losers(edge.target)
+
+    def _cancel_losers(self, winner_of: str) -> None:
+        """Cancel predecessors of a fired ``first`` node that no undecided node still needs."""
+        for edge in self.incoming[winner_of]:
+            loser = edge.source
+            if self.status[loser] in _SETTLED:
+                continue
+            if any(self.status[e.target] == "pending" for e in self.outgoing[loser]):
+                continue
+            if self.status[loser] == "running":
+                self.raced.add(loser)
+                for task, node_id in self.running.items():
+                    if node_id == loser:
+                        task.cancel()
+            else:  # pending or ready: never starts
+                self.status[loser] = "cancelled"
+                self.settled.append(loser)
 
     async def _propagate(self) -> None:
         """Tell the successors of every settled node; decide those now fully settled."""
@@ -345,6 +435,8 @@ class _Execution:
             decided: list[str] = []
             for edge in self.outgoing[node_id]:
                 self.waiting[edge.target] -= 1
+                if self.graph.nodes[edge.target].activation == "first":
+                    await self._first(edge)
                 if self.waiting[edge.target] == 0:
                     decided.append(edge.target)
             for target in sorted(decided, key=self.rank.__getitem__):
@@ -354,15 +446,18 @@ class _Execution:
         order = self.graph.order
         while self.ready and len(self.running) < self.limit:
             node_id = order[heapq.heappop(self.ready)]
+            if self.status[node_id] != "ready":
+                continue  # a first-join cancelled it before it started
             node = self.graph.nodes[node_id]
             inputs: Mapping[str, Any] = MappingProxyType({})
             if node.reduce is not None:
-                incoming = self.graph._incoming[node_id]  # pyright: ignore[reportPrivateUsage]
+                first = node.activation == "first"  # a race join sees its winner(s) only
                 inputs = MappingProxyType(
                     {
                         edge.source: self.outputs[edge.source]
-                        for edge in incoming
-                        if self.status[edge.source] == "completed"
+                        for edge in self.incoming[node_id]
+                        if self.status[edge.source] in _PRODUCED
+                        and (not first or self.edges.get((edge.source, edge.target)) is True)
                     }
                 )
             context = NodeContext(
@@ -379,6 +474,24 @@ class _Execution:
             task.add_done_callback(self.finished.put_nowait)
             self.running[task] = node_id
             self.status[node_id] = "running"
+
+    def _settle(self, node_id: str, task: asyncio.Task[Any]) -> None:
+        """Record a finished node: completed, collected failure, race loser, or raise."""
+        if task.cancelled():
+            if node_id not in self.raced:
+                raise asyncio.CancelledError()
+            self.status[node_id] = "cancelled"
+        elif (error := task.exception()) is not None:
+            node = self.graph.nodes[node_id]
+            if node.failure != "collect" or self.scope.signal.aborted or not _collectable(error):
+                self.controller.abort(error)
+                raise WorkflowNodeExecutionError(node_id, error)
+            self.outputs[node_id] = WorkflowNodeFailure(node_id=node_id, error=ChildError.of(error))
+            self.status[node_id] = "failed"
+        else:
+            self.outputs[node_id] = task.result()
+            self.status[node_id] = "completed"
+        self.settled.append(node_id)
 
     async def _cancel_running(self) -> None:
         tasks = list(self.running)
@@ -420,22 +533,14 @@ class _Execution:
             while True:
                 self._start()
                 if not self.running:
-                    if all(s in ("completed", "skipped") for s in self.status.values()):
+                    if all(s in _SETTLED for s in self.status.values()):
                         break
                     raise WorkflowGraphError("Workflow scheduler reached an invalid stalled state.")
                 task = await self._next_finished(aborted)
                 node_id = self.running.pop(task, None)
                 if node_id is None:
                     continue
-                if task.cancelled():
-                    raise asyncio.CancelledError()
-                error = task.exception()
-                if error is not None:
-                    self.controller.abort(error)
-                    raise WorkflowNodeExecutionError(node_id, error)
-                self.outputs[node_id] = task.result()
-                self.status[node_id] = "completed"
-                self.settled.append(node_id)
+                self._settle(node_id, task)
                 await self._propagate()
         finally:
             await self._cancel_running()

@@ -1,5 +1,7 @@
-"""Durable workflow-graph runs (spec 04 §8.2-21, issue 15 point 8): every node's status and
-output persisted as the graph runs; a run continues after its last completed node.
+"""Durable workflow-graph runs (spec 04 §8.2-21, issue 15 point 8).
+
+Every node's status and output is persisted as the graph runs; a run continues after its last
+completed node.
 """
 
 from actoviq.orchestration.graph_runs.codec import decode_output, encode_output

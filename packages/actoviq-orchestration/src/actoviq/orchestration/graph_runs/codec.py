@@ -1,7 +1,8 @@
 """How node outputs are persisted: strict JSON, with tags for orchestration's own values.
 
 Plain JSON outputs are stored as they are. A :class:`~actoviq.orchestration.graph_loops.
-LoopResult` and a collected failure are stored tagged (``{"$actoviq": "<kind>", "value": ...}``)
+LoopResult` and a collected :class:`~actoviq.orchestration.graph.WorkflowNodeFailure` are stored
+tagged (``{"$actoviq": "<kind>", "value": ...}``)
 and come back as the same types; a user object that happens to use the tag key is escaped. Any
 other value is refused with :class:`WorkflowNodeOutputError` (agent nodes in durable runs use
 ``agent_workflow_node(output="value")``).
@@ -13,8 +14,10 @@ from collections.abc import Mapping
 from typing import Any, Final, cast
 
 from actoviq.core import JsonValue, JsonValueError, Unset, assert_json_value
+from actoviq.orchestration.graph import WorkflowNodeFailure
 from actoviq.orchestration.graph_loops import LoopResult
 from actoviq.orchestration.graph_runs.errors import WorkflowNodeOutputError
+from actoviq.orchestration.outcomes import ChildError
 
 __all__ = ["TAG", "decode_output", "encode_output"]
 
@@ -27,6 +30,8 @@ def encode_output(value: Any, *, run_id: str, node_key: str) -> JsonValue:
     Raises:
         WorkflowNodeOutputError: the value is not strict JSON and has no codec.
     """
+    if isinstance(value, WorkflowNodeFailure):
+        return {TAG: "nodeFailure", "value": value.to_json()}
     if isinstance(value, LoopResult):
         inner = encode_output(value.to_json(), run_id=run_id, node_key=node_key)
         return {TAG: "loopResult", "value": inner}
@@ -57,6 +62,15 @@ def decode_output(stored: JsonValue | Unset) -> Any:
         value = stored.get("value")
         if kind == "loopResult" and isinstance(value, dict):
             return LoopResult.from_json(cast(Mapping[str, Any], value))
+        if kind == "nodeFailure" and isinstance(value, dict):
+            failure = cast(Mapping[str, Any], value)
+            error = cast(Mapping[str, Any], failure["error"])
+            return WorkflowNodeFailure(
+                node_id=str(failure["nodeId"]),
+                error=ChildError(
+                    name=str(error["name"]), message=str(error["message"]), code=error.get("code")
+                ),
+            )
         if kind == "json":
             return value
     return stored

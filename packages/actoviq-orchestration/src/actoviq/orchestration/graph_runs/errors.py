@@ -21,9 +21,13 @@ __all__ = [
 
 
 class WorkflowRunError(OrchestrationError):
-    """Root of the durable graph-run errors (``details["runId"]``)."""
+    """Root of the durable graph-run errors (``details["runId"]``).
+
+    They stop the run itself, so a ``collect`` node never turns them into its output.
+    """
 
     default_code: ClassVar[str] = "WORKFLOW_RUN_ERROR"
+    interrupts_workflow: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -15,6 +15,7 @@ composite nodes such as loops). A wrapped node:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Final
@@ -164,6 +165,14 @@ class RunJournal:
             token = FRAME.set(NodeFrame(journal=self, key=key, iteration=iteration))
             try:
                 value = await self._race(fn, ctx)
+            except asyncio.CancelledError:
+                # Cancelled by the scheduler (a race loser, a failing sibling) or the caller. A
+                # replay-safe node is recorded abandoned; a side-effect one stays "running": it
+                # may have committed (D5), so a continued run asks for reconciliation.
+                if effect in REPLAY_SAFE_EFFECTS and not self._lease.lost.aborted:
+                    with contextlib.suppress(WorkflowRunError):
+                        await self._settle(running, status="cancelled")
+                raise
             except Exception as error:
                 if isinstance(error, WorkflowRunError) or self._lease.lost.aborted:
                     raise  # lease lost, reconciliation needed inside: nothing to record here

@@ -41,6 +41,7 @@ from actoviq.orchestration.graph import (
     WorkflowGraph,
     WorkflowGraphResult,
     WorkflowNodeExecutionError,
+    WorkflowNodeFailure,
 )
 from actoviq.orchestration.graph_runs.codec import decode_output, encode_output
 from actoviq.orchestration.graph_runs.errors import (
@@ -360,11 +361,15 @@ class DurableGraphRunner:
         self, graph: WorkflowGraph, record: WorkflowRunRecord
     ) -> WorkflowGraphResult:
         stored = {n.node_id: n for n in await self.nodes(record.run_id) if n.iteration == 0}
-        outputs = {
-            node_id: decode_output(stored[node_id].output)
-            for node_id in graph.order
-            if node_id in stored and stored[node_id].status == "completed"
-        }
+        outputs: dict[str, Any] = {}
+        for node_id in graph.order:
+            node = stored.get(node_id)
+            if node is None:
+                continue
+            if node.status == "completed":
+                outputs[node_id] = decode_output(node.output)
+            elif record.statuses.get(node_id) == "failed" and node.error is not None:
+                outputs[node_id] = WorkflowNodeFailure(node_id=node_id, error=node.error)
         return WorkflowGraphResult(
             order=record.order or graph.order,
             outputs=MappingProxyType(outputs),
