@@ -46,7 +46,7 @@ from actoviq.runtime import (
     ToolExecutionContext,
     json_schema_input,
 )
-from actoviq.storage.sqlite import SqliteStorage
+from actoviq.storage.sqlite import SqliteRunCheckpointAdapter, SqliteStorage
 
 TOOLS = {
     "reader": ("fetch", "read", False),
@@ -80,8 +80,14 @@ def _provider(name: str, tool: str) -> ScriptedProvider:
     return ScriptedProvider([answer], id=name, repeat_last=True)
 
 
-def build_runtime(effects: Path, *, die: bool) -> AgentRuntime:
-    """A runtime whose tools record their effect (and kill the process when ``die``)."""
+def build_runtime(
+    effects: Path, *, die: bool, storage: SqliteStorage, lease_ms: int
+) -> AgentRuntime:
+    """A runtime whose tools record their effect (and kill the process when ``die``).
+
+    Its run checkpoints go to the shared database, so resuming an interrupted child also takes
+    the runtime's exactly-once claim on the child's run (a second guard under the record's CAS).
+    """
 
     def make(tool: str, effect: str, approval: bool) -> RuntimeTool:
         def execute(ctx: ToolExecutionContext, value: Any) -> JsonObject:
@@ -104,12 +110,14 @@ def build_runtime(effects: Path, *, die: bool) -> AgentRuntime:
         tools=[make(tool, effect, approval) for tool, effect, approval in TOOLS.values()],
         agents=agents(),
         services=RuntimeServices(),
+        checkpoint_store=SqliteRunCheckpointAdapter(storage.checkpoints),
+        checkpoint_lease_ms=lease_ms,
     )
 
 
 async def main(db: str, effects: Path, mode: str, child_id: str, agent_id: str, lease: int) -> None:
     async with await SqliteStorage.open(db, busy_timeout_ms=30_000) as storage:
-        runtime = build_runtime(effects, die=mode == "spawn-die")
+        runtime = build_runtime(effects, die=mode == "spawn-die", storage=storage, lease_ms=lease)
         async with runtime:
             runner = ChildRunner(runtime)
             by_id = {a.id: a for a in agents()}
@@ -139,25 +147,27 @@ async def main(db: str, effects: Path, mode: str, child_id: str, agent_id: str, 
 
 
 async def recover(manager: BackgroundChildManager, child_id: str) -> None:
-    """Wait out the dead worker's lease, then apply the takeover rules and report."""
+    """Apply the takeover rules until the child settles or needs a human; report as JSON."""
+    engine = manager.engine
+    assert isinstance(engine, StoreBackgroundEngine)
+    started = reconcile = False
     async with asyncio.timeout(60):
         while True:
             report = await manager.recover()
-            leased = dict(report.leased)
-            if child_id not in leased:
+            started = started or child_id in report.started
+            reconcile = reconcile or child_id in report.needs_reconciliation
+            await manager.join()
+            record = await manager.query(child_id)
+            if record.status != "running":
                 break
             # Waiting for the dead worker's lease to expire is the behaviour under test.
-            engine = manager.engine
-            assert isinstance(engine, StoreBackgroundEngine)
-            left_ms = (leased[child_id] or 0) - await engine.now_ms()
+            left_ms = (record.lease_expires_at or 0) - await engine.now_ms()
             await asyncio.sleep(max(left_ms, 1) / 1000)
-        await manager.join()
-    record = await manager.query(child_id)
     out: JsonObject = {
         "status": record.status,
         "attempts": record.attempts,
-        "started": child_id in report.started,
-        "needsReconciliation": child_id in report.needs_reconciliation,
+        "started": started,
+        "needsReconciliation": reconcile,
     }
     if record.status == "completed":
         result = await manager.result(child_id)

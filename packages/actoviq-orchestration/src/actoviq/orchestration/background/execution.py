@@ -186,13 +186,19 @@ class ChildExecutor:
                 await _stop(keeper, heartbeat)
                 if keeper.lost is not None:
                     raise keeper.lost from error
-                if resuming and _stale(error) is not None:
+                stale = _stale(error)
+                if resuming and stale is not None:
                     # The runtime refused the state (another execution resumed it): put the
                     # record back as it was, for whoever holds the newer state.
                     await keeper.finish(
                         status="interrupted", run_state=run_state, interruptions=interruptions
                     )
                     raise
+                if stale is not None and stale.reason == "claimed":
+                    # The run's checkpoint is still leased by the runtime of a worker that died
+                    # (its checkpoint lease outlives the child's): not a failure. The record
+                    # names that holder until its lease expires; recover() retries then.
+                    raise await self._held_by_runtime(keeper, stale) from error
                 await _settle(keeper, status="failed", error=ChildError.of(error))
                 raise
             finally:
@@ -200,6 +206,23 @@ class ChildExecutor:
             return await self._settle_outcome(keeper, outcome), keeper.record
         finally:
             self.keepers.pop(child_id, None)
+
+    async def _held_by_runtime(
+        self, keeper: LeaseKeeper, stale: RunStateStaleError
+    ) -> DurableChildLeasedError:
+        details = stale.details or {}
+        owner = details.get("leaseOwner")
+        expires = details.get("leaseExpiresAt")
+        await keeper.write(
+            lease_owner=owner if isinstance(owner, str) else None,
+            lease_expires_at=expires if isinstance(expires, int) else None,
+            heartbeat_at=None,
+        )
+        return DurableChildLeasedError(
+            keeper.record.child_id,
+            lease_owner=owner if isinstance(owner, str) else None,
+            lease_expires_at=expires if isinstance(expires, int) else None,
+        )
 
     async def _run(
         self,
