@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from typing import Any, cast
 
 import attrs
-from sqlalchemy import Row, insert, select, update
+from sqlalchemy import Row, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from actoviq.core import JsonObject, JsonValue, iso_now
 from actoviq.runtime.stores import (
@@ -43,6 +43,12 @@ from actoviq.runtime.stores.validation import (
     require_optional_key,
     require_revision,
     require_sha256,
+)
+from actoviq.storage.sqlite._children_sql import (
+    child_cas,
+    child_exists,
+    child_insert,
+    child_row,
 )
 from actoviq.storage.sqlite._clock import database_clock_ms
 from actoviq.storage.sqlite._engine import Database
@@ -398,6 +404,15 @@ def _child_resource(tenant_id: str, child_id: str) -> str:
     return f"durable child {tenant_id}/{child_id}"
 
 
+def _decode_child(tenant_id: object, record_json: object, revision: object) -> DurableChildRow:
+    decoded = child_columns(
+        stored_text(tenant_id, "tenant_id"), decode_json_object(record_json, "record_json")
+    )
+    if decoded.revision != stored_int(revision, "revision"):
+        raise StorageDataError(f"Durable child {decoded.child_id} revision does not match storage.")
+    return decoded
+
+
 def _child_values(row: DurableChildRow) -> dict[str, Any]:
     return {
         "parent_run_id": row.parent_run_id,
@@ -413,7 +428,12 @@ def _child_values(row: DurableChildRow) -> dict[str, Any]:
 
 
 class SqlDurableChildStore:
-    """:class:`~actoviq.runtime.stores.DurableChildStore` on its own indexed table."""
+    """:class:`~actoviq.runtime.stores.DurableChildStore` on its own indexed table.
+
+    Create, get and compare-and-set are the hot path of background children: on a SQLite file
+    they run pre-written SQL inline on the event loop when they cannot block (the session
+    journal's discipline, ``_children_sql``); elsewhere one transaction in one step.
+    """
 
     def __init__(self, database: Database) -> None:
         self._db = database
@@ -429,6 +449,7 @@ class SqlDurableChildStore:
     async def create(self, *, tenant_id: str, record: JsonObject) -> DurableChildRow:
         """See :meth:`DurableChildStore.create`."""
         row = validate_child_create(require_key(tenant_id, "tenantId"), record)
+        values = _child_values(row)
 
         def exists(actual: int | None) -> StorageConflictError:
             return StorageConflictError(
@@ -438,46 +459,28 @@ class SqlDurableChildStore:
                 message=f'Durable child "{row.child_id}" already exists.',
             )
 
+        def work(conn: Any) -> None:
+            found = child_exists(conn, tenant_id, row.child_id)
+            if found is not None:
+                raise exists(stored_int(found, "revision"))
+            child_insert(conn, tenant_id, row.child_id, values)
+
         try:
-            async with self._db.write() as conn:
-                found = await self._current(conn, tenant_id, row.child_id)
-                if found is not None:
-                    raise exists(stored_int(found.revision, "revision"))
-                await conn.execute(
-                    insert(durable_children).values(
-                        tenant_id=tenant_id, child_id=row.child_id, **_child_values(row)
-                    )
-                )
-        except IntegrityError:
+            await self._db.run_journal_write(work)
+        except (IntegrityError, sqlite3.IntegrityError):
             raise exists(None) from None
         return row
 
     @staticmethod
-    async def _current(conn: AsyncConnection, tenant_id: str, child_id: str) -> Row[Any] | None:
-        return (
-            await conn.execute(
-                select(durable_children)
-                .where(durable_children.c.tenant_id == tenant_id)
-                .where(durable_children.c.child_id == child_id)
-                .with_for_update()
-            )
-        ).first()
-
-    @staticmethod
     def _decode(row: Row[Any]) -> DurableChildRow:
-        decoded = child_columns(
-            stored_text(row.tenant_id, "tenant_id"),
-            decode_json_object(row.record_json, "record_json"),
-        )
-        if decoded.revision != stored_int(row.revision, "revision"):
-            raise StorageDataError(
-                f"Durable child {decoded.child_id} revision does not match storage."
-            )
-        return decoded
+        return _decode_child(row.tenant_id, row.record_json, row.revision)
 
     async def get(self, *, tenant_id: str, child_id: str) -> DurableChildRow | None:
         """See :meth:`DurableChildStore.get`."""
-        return await self._rows.get(tenant_id, child_id)
+        require_key(tenant_id, "tenantId")
+        require_key(child_id, "childId")
+        found = await self._db.run_journal_read(lambda conn: child_row(conn, tenant_id, child_id))
+        return None if found is None else _decode_child(*found)
 
     async def compare_and_set(
         self, *, tenant_id: str, child_id: str, expected_revision: int, record: JsonObject
@@ -486,16 +489,10 @@ class SqlDurableChildStore:
         require_key(tenant_id, "tenantId")
         require_key(child_id, "childId")
         require_revision(expected_revision, "expectedRevision")
-        row = validate_cas_next(tenant_id, child_id, expected_revision, record)
-        async with self._db.write() as conn:
-            changed = await conn.execute(
-                update(durable_children)
-                .where(durable_children.c.tenant_id == tenant_id)
-                .where(durable_children.c.child_id == child_id)
-                .where(durable_children.c.revision == expected_revision)
-                .values(**_child_values(row))
-            )
-            return changed.rowcount == 1
+        values = _child_values(validate_cas_next(tenant_id, child_id, expected_revision, record))
+        return await self._db.run_journal_write(
+            lambda conn: child_cas(conn, tenant_id, child_id, expected_revision, values)
+        )
 
     async def clock_ms(self) -> int:
         """See :class:`~actoviq.runtime.stores.StoreClock` (PostgreSQL: the server's clock)."""
