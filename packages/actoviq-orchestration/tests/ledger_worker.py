@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from typing import Any
 
 from actoviq.core import AgentSpec
 from actoviq.orchestration import BudgetExceededError, ChildRunner, DurableBudgetLedger
@@ -20,7 +21,7 @@ from actoviq.storage.sqlite import SqliteStorage
 
 
 async def main(db: str, ledger_id: str, children: int) -> None:
-    worker: AgentSpec[object, object] = AgentSpec(
+    worker: AgentSpec[Any, Any] = AgentSpec(
         id="worker", name="Worker", instructions="Work.", model="worker:model"
     )
     turn = ScriptedTurn(text="ok", usage={"inputTokens": 2, "outputTokens": 1, "totalTokens": 3})

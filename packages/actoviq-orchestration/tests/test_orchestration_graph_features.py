@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from actoviq.orchestration import (
+    COLLECT,
+    ChildFailurePolicy,
     NodeContext,
     RunTree,
     WorkflowEdge,
@@ -113,7 +115,12 @@ async def test_first_join_waits_for_an_active_edge_or_is_skipped() -> None:
     with pytest.raises(WorkflowGraphError, match="all, any or first"):
         WorkflowGraph(nodes=[WorkflowNode(id="x", execute=lambda c: 1, activation="most")])  # type: ignore[arg-type]
     with pytest.raises(WorkflowGraphError, match="fail-fast or collect"):
-        WorkflowGraph(nodes=[WorkflowNode(id="x", execute=lambda c: 1, failure="ignore")])  # type: ignore[arg-type]
+        WorkflowGraph(nodes=[WorkflowNode(id="x", execute=lambda c: 1, failure_policy="ignore")])
+    with pytest.raises(WorkflowGraphError, match="retry_safe"):
+        WorkflowNode(id="x", execute=lambda c: 1, failure_policy=ChildFailurePolicy.retry_safe(2))
+    assert WorkflowNode(id="x", execute=lambda c: 1, failure_policy=COLLECT).failure_policy == (
+        "collect"
+    )
 
 
 def _boom(ctx: NodeContext) -> Any:
@@ -124,7 +131,7 @@ async def test_collect_turns_a_failure_into_the_nodes_output_and_goes_on() -> No
     graph = WorkflowGraph(
         nodes=[
             _value("draft", "text"),
-            WorkflowNode(id="legal", execute=_boom, failure="collect"),
+            WorkflowNode(id="legal", execute=_boom, failure_policy="collect"),
             _value("style", "ok"),
             WorkflowNode(id="merge", reduce=lambda ctx: dict(ctx.inputs)),
         ],
@@ -190,7 +197,7 @@ async def test_durable_runs_keep_collected_failures_and_race_losers() -> None:
             _value("fast", "F"),
             _blocked("slow", never, log),
             WorkflowNode(id="race", reduce=lambda ctx: sorted(ctx.inputs), activation="first"),
-            WorkflowNode(id="legal", execute=_boom, failure="collect"),
+            WorkflowNode(id="legal", execute=_boom, failure_policy="collect"),
         ],
         edges=[
             WorkflowEdge(source="fast", target="race"),

@@ -38,7 +38,7 @@ import attrs
 
 from actoviq.core import AbortController, AbortSignal, JsonObject
 from actoviq.orchestration.errors import OrchestrationError
-from actoviq.orchestration.outcomes import ChildError
+from actoviq.orchestration.outcomes import ChildError, ChildFailurePolicy
 from actoviq.orchestration.scope import OrchestrationScope
 
 __all__ = [
@@ -114,6 +114,21 @@ NodeFn: TypeAlias = Callable[[NodeContext], Any]
 RouteFn: TypeAlias = Callable[[RouteContext], "bool | Awaitable[bool]"]
 
 
+def _graph_policy(value: object) -> Any:
+    """A node's failure policy: ``"fail-fast"``/``"collect"`` or a ``ChildFailurePolicy``.
+
+    A node is not retried: retry a child with ``retry-safe`` inside it instead.
+    """
+    if isinstance(value, ChildFailurePolicy):
+        if value.mode == "retry-safe":
+            raise WorkflowGraphError(
+                "A workflow node's failure policy is fail-fast or collect; retry a child with "
+                "agent_workflow_node(failure_policy=ChildFailurePolicy.retry_safe(n))."
+            )
+        return value.mode
+    return value
+
+
 @attrs.frozen(kw_only=True, slots=True)
 class WorkflowNode:
     """One node: exactly one of ``execute`` or ``reduce`` (sync or async).
@@ -123,16 +138,16 @@ class WorkflowNode:
             edge active), ``any`` (at least one), or ``first`` (a race join: it starts as soon
             as the first active predecessor completes; predecessors that only fed it and are
             still running are cancelled).
-        failure: ``fail-fast`` (an error fails the graph) or ``collect`` (the node's output is
-            a :class:`WorkflowNodeFailure`, its status ``failed``, and its successors still
-            run).
+        failure_policy: ``fail-fast`` (an error fails the graph) or ``collect`` (the node's
+            output is a :class:`WorkflowNodeFailure`, its status ``failed``, and its successors
+            still run); a ``ChildFailurePolicy`` of either mode is accepted.
     """
 
     id: str
     execute: NodeFn | None = None
     reduce: NodeFn | None = None
     activation: Activation = "all"
-    failure: FailurePolicy = "fail-fast"
+    failure_policy: FailurePolicy = attrs.field(default="fail-fast", converter=_graph_policy)
 
 
 @attrs.frozen(kw_only=True, slots=True)
@@ -185,7 +200,7 @@ def _check_nodes(nodes: Iterable[WorkflowNode]) -> dict[str, WorkflowNode]:
             raise WorkflowGraphError(
                 f'Workflow node "{node_id}" activation must be all, any or first.'
             )
-        if node.failure not in ("fail-fast", "collect"):
+        if node.failure_policy not in ("fail-fast", "collect"):
             raise WorkflowGraphError(
                 f'Workflow node "{node_id}" failure policy must be fail-fast or collect.'
             )
@@ -483,7 +498,8 @@ class _Execution:
             self.status[node_id] = "cancelled"
         elif (error := task.exception()) is not None:
             node = self.graph.nodes[node_id]
-            if node.failure != "collect" or self.scope.signal.aborted or not _collectable(error):
+            collect = node.failure_policy == "collect"
+            if not collect or self.scope.signal.aborted or not _collectable(error):
                 self.controller.abort(error)
                 raise WorkflowNodeExecutionError(node_id, error)
             self.outputs[node_id] = WorkflowNodeFailure(node_id=node_id, error=ChildError.of(error))
