@@ -16,7 +16,7 @@ import pytest
 from background_harness import BACKENDS, database
 from orchestration_testkit import agent, runtime_for, script, usage
 
-from actoviq.core import Usage
+from actoviq.core import ToolCallItem, ToolResultItem, Usage
 from actoviq.orchestration import (
     BackgroundChildManager,
     BudgetExceededError,
@@ -26,11 +26,14 @@ from actoviq.orchestration import (
     DurableBudgetLedger,
     OrchestrationConfigError,
 )
+from actoviq.providers import ModelRequest
 from actoviq.providers.testing import ScriptedTurn
 from actoviq.runtime import (
     BudgetLedgerStore,
     InMemoryBudgetLedgerStore,
     InMemoryDurableChildStore,
+    ToolExecutionContext,
+    tool,
 )
 from actoviq.storage.sqlite import SqliteStorage
 
@@ -209,3 +212,52 @@ async def test_two_processes_share_one_ledger(kind: Any, tmp_path: Path) -> None
         ledger = await DurableBudgetLedger.open(storage.ledgers, ledger_id)
         snapshot = await ledger.snapshot()
     assert (snapshot.child_runs_started, snapshot.total_tokens_used) == (5, 15)
+
+
+async def test_a_taken_over_child_is_one_child_on_the_budget() -> None:
+    ledgers = InMemoryBudgetLedgerStore()
+    children = InMemoryDurableChildStore()
+    ledger = await DurableBudgetLedger.open(ledgers, "tree", BudgetLimits(max_child_runs=1))
+    entered, gate = asyncio.Event(), asyncio.Event()
+
+    @tool(effect="read")
+    async def fetch(ctx: ToolExecutionContext) -> str:
+        """Fetch something slowly."""
+        entered.set()
+        await gate.wait()
+        return "fetched"
+
+    def answer(request: ModelRequest) -> ScriptedTurn:
+        if any(isinstance(i, ToolResultItem) for i in request.input):
+            return ScriptedTurn(text="done", usage=usage(2))
+        return ScriptedTurn(tool_calls=[ToolCallItem(id="c1", name="fetch", input={})])
+
+    fetcher = agent("fetcher", tools=("fetch",))
+    now = [1_000]
+    async with (
+        runtime_for(script("fetcher", [answer], repeat_last=True), tools=[fetch]) as one,
+        runtime_for(script("fetcher", [answer], repeat_last=True), tools=[fetch]) as two,
+    ):
+        runner_one = ChildRunner(one)
+        a = BackgroundChildManager(
+            runner_one, children, ledger_store=ledgers, clock=lambda: now[0], lease_ms=60_000
+        )
+        b = BackgroundChildManager(
+            ChildRunner(two), children, ledger_store=ledgers, clock=lambda: now[0], lease_ms=60_000
+        )
+        two.register_agent(fetcher)
+        async with a, b, asyncio.timeout(30):
+            handle = await a.spawn(
+                runner_one.create_root(budget=ledger), fetcher, "go", effect="read"
+            )
+            await entered.wait()
+            now[0] += 60_001  # worker a stops beating; its lease runs out
+            entered.clear()
+            assert (await b.recover()).started == (handle.child_id,)
+            await entered.wait()
+            gate.set()
+            assert (await b.result(handle.child_id)).output == "done"
+    record = await b.query(handle.child_id)
+    assert (record.status, record.attempts) == ("completed", 2)
+    snapshot = await ledger.snapshot()
+    assert snapshot.child_runs_started == 1  # one logical child, whatever the executions

@@ -19,12 +19,15 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+import attrs
+
 from actoviq.core import AgentSpec, JsonObject, JsonValue, RunResult, Unset, iso_now
 from actoviq.orchestration.background._support import (
     cancel_error,
     interrupted_error,
     message_of,
 )
+from actoviq.orchestration.background.claimed import ClaimedLedger
 from actoviq.orchestration.background.engine import DEFAULT_CANCEL_REASON
 from actoviq.orchestration.background.errors import (
     DurableChildAgentError,
@@ -233,6 +236,8 @@ class ChildExecutor:
         run_state: JsonObject | None,
     ) -> ChildRunOutcome:
         parent = self._children.parent(record)
+        if record.attempts > 1:  # the same logical child again: counted once on the budget
+            parent = attrs.evolve(parent, budget=ClaimedLedger(parent.budget))
         value = None if isinstance(context, Unset) else context
         if decisions is not None and run_state is not None:
             self._runner.runtime.register_agent(agent)
