@@ -4,7 +4,7 @@ by a crashed process, idempotent-write takeover, the record's JSON, engine selec
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from orchestration_testkit import agent, runtime_for, script
@@ -147,6 +147,12 @@ async def test_engine_selection_by_configuration() -> None:
             built.append(config)
             return StoreBackgroundEngine(r, config.options["inner"], owner_id="custom")
 
+        with pytest.raises(OrchestrationConfigError, match="non-empty") as blank:
+            register_background_engine(" ", factory)
+        assert blank.value.code == "ORCHESTRATION_CONFIG_INVALID"
+        with pytest.raises(OrchestrationConfigError, match="callable"):
+            register_background_engine("not-callable", cast(Any, "factory"))
+        assert "not-callable" not in registered_background_engines()
         register_background_engine("custom-test", factory)
         manager = BackgroundChildManager.from_config(
             runner, BackgroundConfig(engine="custom-test", options={"inner": store}, lease_ms=5)

@@ -32,6 +32,7 @@ import attrs
 from actoviq.core import UNSET, AgentSpec, JsonObject, JsonValue, RunResult, Unset
 from actoviq.orchestration.background.errors import UnknownBackgroundEngineError
 from actoviq.orchestration.background.records import DurableChildRecord, ReconcileResolution
+from actoviq.orchestration.errors import OrchestrationConfigError
 from actoviq.orchestration.outcomes import ChildFailurePolicy, SessionMode
 from actoviq.orchestration.scope import OrchestrationScope
 from actoviq.runtime import AgentInput, InterruptionDecision, ToolEffect
@@ -229,10 +230,18 @@ def register_background_engine(name: str, factory: BackgroundEngineFactory) -> N
     """Make ``factory`` the engine built for ``BackgroundConfig(engine=name)``.
 
     Raises:
-        ValueError: ``name`` is blank.
+        OrchestrationConfigError: ``name`` is not a non-blank string or ``factory`` is not
+            callable (nothing registered).
     """
-    if not name.strip():
-        raise ValueError("A background engine name must not be empty.")
+    if not isinstance(name, str) or not name.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise OrchestrationConfigError(
+            "A background engine name must be a non-empty string.", details={"field": "name"}
+        )
+    if not callable(factory):
+        raise OrchestrationConfigError(
+            f'The factory of background engine "{name}" must be callable.',
+            details={"field": "factory"},
+        )
     _FACTORIES[name] = factory
 
 
