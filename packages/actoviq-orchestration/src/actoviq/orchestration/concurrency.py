@@ -227,11 +227,15 @@ class ConcurrencyController:
                 self._live -= 1
             if remove is not None:
                 remove()
-            if not waiter.future.done():
-                waiter.future.cancel()
-            _discard(self._queue, waiter)
-            if lender is not None:
-                _discard(lender.lend_waiters, waiter)
+            future = waiter.future
+            if not future.done():
+                future.cancel()
+            if lender is not None or future.cancelled() or future.exception() is not None:
+                # Drop what is left of the waiter. One without a lender that was handed a lease
+                # was popped from the only queue it joined: nothing to scan.
+                _discard(self._queue, waiter)
+                if lender is not None:
+                    _discard(lender.lend_waiters, waiter)
 
     def _settle(self, waiter: _Waiter, lease: _Lease) -> None:
         waiter.live = False
