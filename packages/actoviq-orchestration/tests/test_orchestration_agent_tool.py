@@ -5,12 +5,19 @@ resumes through the manager."""
 from __future__ import annotations
 
 import asyncio
+import math
 from typing import Any
 
 import pytest
 from orchestration_testkit import agent, call, runtime_for, script
 
-from actoviq.core import ProviderResponseError, TextItem, ToolCallItem, ToolResultItem
+from actoviq.core import (
+    JsonValueError,
+    ProviderResponseError,
+    TextItem,
+    ToolCallItem,
+    ToolResultItem,
+)
 from actoviq.events import InMemoryEventSink
 from actoviq.orchestration import (
     FAIL_FAST,
@@ -118,6 +125,10 @@ def test_default_input_mapping() -> None:
     assert default_map_input("plain") == "plain"
     assert default_map_input({"input": "text"}) == "text"
     assert default_map_input({"valid": True, "n": [1, 2]}) == '{"valid":true,"n":[1,2]}'
+    # As JSON.stringify writes it: integral floats as integers, text kept as UTF-8.
+    assert default_map_input({"n": 2.0, "x": 0.5, "t": "é"}) == '{"n":2,"x":0.5,"t":"é"}'
+    with pytest.raises(JsonValueError):
+        default_map_input({"n": math.nan})
 
 
 async def test_the_runtime_tool_descriptor_and_parse() -> None:

@@ -17,7 +17,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal, cast
 
@@ -31,6 +30,7 @@ from actoviq.core import (
     JsonValue,
     JsonValueError,
     ToolResultItem,
+    dumps_compact,
     find_json_violation,
 )
 from actoviq.events import current_trace_context
@@ -73,12 +73,18 @@ _CHILD_STATE: Final = "childState"
 
 
 def default_map_input(value: JsonValue) -> AgentInput:
-    """Text passes through, ``{"input": text}`` becomes the text, anything else compact JSON."""
+    """Text passes through, ``{"input": text}`` becomes the text, anything else compact JSON.
+
+    The JSON text is what ``JSON.stringify`` writes (integral floats as integers, D2).
+
+    Raises:
+        JsonValueError: ``value`` is not strict JSON.
+    """
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and set(value) == {"input"} and isinstance(value["input"], str):
         return value["input"]
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return dumps_compact(value, "agent tool input")
 
 
 def _usage_json(outcome: ChildRunOutcome) -> JsonObject:
