@@ -9,7 +9,15 @@ from typing import Any, cast
 import pytest
 from orchestration_testkit import agent, runtime_for, script
 
-from actoviq.core import JsonObject
+from actoviq.core import (
+    MAX_JSON_DEPTH,
+    JsonObject,
+    JsonValue,
+    RunResult,
+    TextItem,
+    ToolResultItem,
+    Usage,
+)
 from actoviq.events import InMemoryEventSink
 from actoviq.orchestration import (
     BackgroundChildManager,
@@ -25,6 +33,7 @@ from actoviq.orchestration.background import (
     UnknownBackgroundEngineError,
     registered_background_engines,
 )
+from actoviq.orchestration.background.records import stored_result_json
 from actoviq.runtime import InMemoryDurableChildStore
 
 REFERENCE_RECORD: JsonObject = {
@@ -193,3 +202,40 @@ async def test_background_events_land_in_the_parents_trace() -> None:
         "previousStatus": "queued",
         "reason": "no longer needed",
     }
+
+
+def test_a_record_carrying_the_deepest_items_reads_back() -> None:
+    # The result holds items whose values may nest MAX_JSON_DEPTH deep: the record is read with
+    # the wire depth (D2), as the stores write it; it was refused at 512 levels before.
+    deep: JsonValue = 0
+    for _ in range(MAX_JSON_DEPTH):
+        deep = [deep]
+    items = (
+        TextItem(role="user", text="hi"),
+        ToolResultItem(call_id="c0", status="success", output=deep, name="t"),
+    )
+    result = RunResult(
+        run_id="deep",
+        agent_id="a",
+        status="completed",
+        output="done",
+        items=items,
+        usage=Usage(),
+        started_at="2026-01-01T00:00:00.000Z",
+        completed_at="2026-01-01T00:00:00.000Z",
+    )
+    record = DurableChildRecord(
+        child_id="deep",
+        revision=1,
+        parent={"runId": "p", "depth": 0, "metadata": {}},
+        agent_id="a",
+        input=items,
+        status="completed",
+        attempts=1,
+        created_at="2026-01-01T00:00:00.000Z",
+        updated_at="2026-01-01T00:00:00.000Z",
+        result=stored_result_json(result),
+    )
+    again = DurableChildRecord.from_json(record.to_json())
+    assert again.to_json() == record.to_json()
+    assert again.input == items

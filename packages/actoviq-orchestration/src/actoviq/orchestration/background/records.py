@@ -27,6 +27,7 @@ from typing import Any, Final, Literal, Self, TypeAlias, cast
 import attrs
 
 from actoviq.core import (
+    MAX_WIRE_DEPTH,
     UNSET,
     CanonicalItem,
     Interruption,
@@ -413,7 +414,10 @@ class DurableChildRecord:
             lease_owner=m.get("leaseOwner"),
             lease_expires_at=_opt_int(m, "leaseExpiresAt"),
             heartbeat_at=_opt_int(m, "heartbeatAt"),
-            result=None if m.get("result") is None else assert_json_object(m["result"], "result"),
+            # The result and the run state carry canonical items: the wire depth applies (D2).
+            result=None
+            if m.get("result") is None
+            else assert_json_object(m["result"], "result", max_depth=MAX_WIRE_DEPTH),
             error=None
             if not isinstance(error, Mapping)
             else ChildError(
@@ -424,7 +428,7 @@ class DurableChildRecord:
             interruptions=tuple(from_json(Interruption, i) for i in interruptions),
             run_state=None
             if m.get("runState") is None
-            else assert_json_object(m["runState"], "runState"),
+            else assert_json_object(m["runState"], "runState", max_depth=MAX_WIRE_DEPTH),
             session_mode=m.get("sessionMode"),
             budget_ledger=None
             if m.get("budgetLedger") is None
