@@ -25,8 +25,7 @@ import math
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, cast
-from urllib.parse import quote
+from typing import Any
 
 from actoviq.core import (
     AgentSpec,
@@ -37,9 +36,17 @@ from actoviq.core import (
 )
 from actoviq.events import EventEmitter, RunEvent
 from actoviq.orchestration.budget import BudgetReservation
+from actoviq.orchestration.child_support import (
+    agent_tools,
+    budget_json,
+    cancel_error,
+    check_policy,
+    child_session_id,
+    usage_delta,
+    usage_kwargs,
+)
 from actoviq.orchestration.errors import (
     BudgetExceededError,
-    ChildPolicyError,
     ChildRunError,
     ChildScopeError,
     OrchestrationConfigError,
@@ -70,49 +77,6 @@ __all__ = ["ChildRunner", "EventCallback", "child_session_id"]
 
 EventCallback = Callable[[RunEvent], Awaitable[None]]
 """Receives each event of a streamed child run."""
-
-_QUOTE_SAFE = "-_.!~*'()"  # JavaScript encodeURIComponent keeps these
-
-
-def child_session_id(scope: OrchestrationScope, mode: SessionMode) -> str | None:
-    """The session a child in ``scope`` uses (spec 04 §1.6 step 7).
-
-    ``transfer``: the parent's session; ``ephemeral``: none; ``child``:
-    ``<tenant>:<namespace>:[<parentSession>:]<childRunId>`` with the parts URL-encoded like
-    ``encodeURIComponent`` (the run id is not encoded).
-    """
-    tenant = scope.tenant_session
-    if mode == "transfer":
-        return tenant.session_id
-    if mode == "ephemeral":
-        return None
-    parent_session = f"{quote(tenant.session_id, safe=_QUOTE_SAFE)}:" if tenant.session_id else ""
-    return (
-        f"{quote(tenant.tenant_id, safe=_QUOTE_SAFE)}:{quote(tenant.namespace, safe=_QUOTE_SAFE)}:"
-        f"{parent_session}{scope.run_id}"
-    )
-
-
-def _check_policy(
-    policy: ChildFailurePolicy, effect: ToolEffect | None, idempotency_key: str | None
-) -> None:
-    if policy.mode != "retry-safe":
-        return
-    resolved = effect or "side-effect"
-    if resolved == "side-effect":
-        raise ChildPolicyError(
-            "retry-safe is only valid for read or idempotent-write child executions.",
-            details={"effect": resolved},
-        )
-    if resolved == "idempotent-write" and not (idempotency_key and idempotency_key.strip()):
-        raise ChildPolicyError(
-            "retry-safe idempotent-write execution requires an idempotencyKey.",
-            details={"effect": resolved},
-        )
-
-
-def _agent_tools(agent: AgentSpec[Any, Any]) -> frozenset[str]:
-    return frozenset(ref if isinstance(ref, str) else ref.id for ref in agent.tools)
 
 
 class ChildRunner:
@@ -332,13 +296,13 @@ class ChildRunner:
         """
         self._check_scope(parent)
         policy = failure_policy or FAIL_FAST
-        _check_policy(policy, effect, idempotency_key)
+        check_policy(policy, effect, idempotency_key)
         mode = self._session_mode(session_mode)
         allowed = parent.allowed_tools
         if narrow is not None and narrow.allowed_tools is not None:
             allowed = narrow.allowed_tools
-        if allowed is not None and not _agent_tools(agent) <= allowed:
-            extra = sorted(_agent_tools(agent) - allowed)
+        if allowed is not None and not agent_tools(agent) <= allowed:
+            extra = sorted(agent_tools(agent) - allowed)
             raise ScopeWideningError(
                 f'Agent "{agent.id}" declares tools {extra} that the scope does not allow.',
                 details={"field": "allowedTools", "tools": extra},
@@ -402,7 +366,7 @@ class ChildRunner:
             },
             "tenantSession": tenant.to_json(),
             "workspacePolicy": workspace.to_json(),
-            "budget": _budget_json(snapshot.to_json()),
+            "budget": budget_json(snapshot.to_json()),
             "effect": effect or "side-effect",
             "idempotencyKey": idempotency_key,
             "attempt": attempt,
@@ -476,7 +440,7 @@ class ChildRunner:
                 attempts=attempt,
                 scope=scope,
                 result=result,
-                error=_cancel_error(scope) if status == "cancelled" else None,
+                error=cancel_error(scope) if status == "cancelled" else None,
             )
             return await self._settled(outcome, agent)
         failed = ChildRunOutcome(
@@ -581,7 +545,7 @@ class ChildRunner:
         self._check_scope(parent)
         policy = failure_policy or FAIL_FAST
         child_run_id = str(state.get("runId"))
-        before = Usage(**_usage_kwargs(state.get("usage")))
+        before = Usage(**usage_kwargs(state.get("usage")))
         scope = self.tree.derive_child(parent, child_run_id)
         try:
             try:
@@ -593,7 +557,7 @@ class ChildRunner:
                     )
                     async with handle:
                         result = await handle.result()
-                await scope.budget.record_usage(_delta(result.usage, before))
+                await scope.budget.record_usage(usage_delta(result.usage, before))
             except Exception as error:
                 failed = ChildRunOutcome(
                     status="cancelled" if scope.signal.aborted else "failed",
@@ -617,36 +581,3 @@ class ChildRunner:
             )
         finally:
             self.tree.complete(scope.run_id)
-
-
-def _cancel_error(scope: OrchestrationScope) -> ChildError:
-    """Why a child run ended ``cancelled``: the scope's abort reason, or its own deadline."""
-    if scope.signal.aborted and scope.signal.reason is not None:
-        return ChildError.of(scope.signal.reason)
-    return ChildError(
-        name="RunCancelledError", message="Child run was cancelled.", code="RUN_CANCELLED"
-    )
-
-
-def _budget_json(snapshot: JsonObject) -> JsonObject:
-    return {
-        key: snapshot[key]
-        for key in ("limits", "childRunsStarted", "totalTokensUsed", "costUsdUsed")
-    }
-
-
-def _usage_kwargs(data: object) -> dict[str, Any]:
-    if not isinstance(data, Mapping):
-        return {}
-    mapping = cast(Mapping[str, Any], data)
-    return {
-        "total_tokens": int(mapping.get("totalTokens", 0) or 0),
-        "cost_usd": float(mapping.get("costUsd", 0) or 0),
-    }
-
-
-def _delta(after: Usage, before: Usage) -> Usage:
-    return Usage(
-        total_tokens=max(0, after.total_tokens - before.total_tokens),
-        cost_usd=max(0.0, after.cost_usd - before.cost_usd),
-    )
