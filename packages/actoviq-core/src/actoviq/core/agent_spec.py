@@ -81,6 +81,7 @@ DEFAULT_OUTPUT_RETRIES: Final = 1
 
 
 PromptSource: TypeAlias = "str | Callable[[RunContext[Any]], str | Awaitable[str]]"
+"""Agent instructions: fixed text, or a function of the run context (sync or async)."""
 
 
 @attrs.frozen(kw_only=True, slots=True)
@@ -92,7 +93,9 @@ class RefSpec:
 
 
 ToolRef: TypeAlias = "str | RefSpec"
+"""A tool named by its registered name, or a `RefSpec` with options."""
 MiddlewareRef: TypeAlias = "str | RefSpec"
+"""A middleware named by its registered id, or a `RefSpec` with options."""
 
 
 @attrs.frozen(kw_only=True, slots=True)
@@ -218,6 +221,7 @@ class RunLimitsPatch:
 
 
 DEFAULT_RUN_LIMITS: Final = RunLimits()
+"""The limits an agent runs with when its spec sets none (`RunLimits()` defaults)."""
 
 
 def _ref_json(ref: Any, kind: str, index: int) -> JsonValue:

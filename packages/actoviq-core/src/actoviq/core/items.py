@@ -65,10 +65,15 @@ __all__ = [
 ]
 
 MessageRole: TypeAlias = Literal["system", "user", "assistant"]
+"""The role of a text item."""
 MediaRole: TypeAlias = Literal["user", "assistant"]
+"""The roles that may carry media items."""
 ImageDetail: TypeAlias = Literal["auto", "low", "high"]
+"""The resolution hint of an image item (`auto`, `low`, `high`)."""
 ResultStatus: TypeAlias = Literal["success", "error"]
+"""Whether a tool result item reports success or an error."""
 ErrorSource: TypeAlias = Literal["model", "tool", "handoff", "provider", "runtime"]
+"""Which part of a run produced an error item."""
 
 _ROLES = ("system", "user", "assistant")
 _MEDIA_ROLES = ("user", "assistant")
@@ -105,8 +110,11 @@ class FileSource:
 
 MediaSource: TypeAlias = UrlSource | Base64Source | FileSource
 ImageSource: TypeAlias = MediaSource
+"""Where the bytes of an image item come from: a URL, inline base64 or a provider file id."""
 AudioSource: TypeAlias = MediaSource
+"""Where the bytes of an audio item come from: a URL, inline base64 or a provider file id."""
 DocumentSource: TypeAlias = MediaSource
+"""Where the bytes of a document item come from: a URL, inline base64 or a provider file id."""
 
 
 def _check_source(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -339,8 +347,11 @@ CanonicalItem: TypeAlias = (
     | RefusalItem
     | ErrorItem
 )
+"""Any canonical conversation item: the union every provider, store and event speaks."""
 InputItem: TypeAlias = CanonicalItem
+"""A canonical item given as run input (any `CanonicalItem`)."""
 OutputItem: TypeAlias = CanonicalItem
+"""A canonical item produced by a run (any `CanonicalItem`)."""
 
 ITEM_TYPES: Final[dict[str, type[CanonicalItem]]] = {
     cls.type: cls

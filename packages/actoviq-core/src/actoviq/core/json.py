@@ -71,9 +71,13 @@ __all__ = [
 ]
 
 JsonPrimitive: TypeAlias = str | int | float | bool | None
+"""A strict JSON scalar: string, number, boolean or null."""
 JsonValue: TypeAlias = JsonPrimitive | list["JsonValue"] | dict[str, "JsonValue"]
+"""Any strict JSON value (finite numbers, safe integers, string keys, bounded depth)."""
 JsonObject: TypeAlias = dict[str, JsonValue]
+"""A strict JSON object (string keys)."""
 JsonArray: TypeAlias = list[JsonValue]
+"""A strict JSON array."""
 JsonLike: TypeAlias = (
     "str | int | float | bool | Sequence[JsonLike] | Mapping[str, JsonLike] | None"
 )

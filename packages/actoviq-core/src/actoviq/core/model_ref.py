@@ -27,6 +27,7 @@ class ModelRefParts:
 
 
 ModelRef: TypeAlias = "str | ModelRefParts"
+"""A model reference: `"provider:model"` text or `ModelRefParts`."""
 
 
 def model_ref_parts(ref: Any, default_provider_id: str | None = None) -> ModelRefParts:
@@ -69,3 +70,4 @@ def model_ref_parts(ref: Any, default_provider_id: str | None = None) -> ModelRe
 
 
 parse_model_ref = model_ref_parts
+"""Alias of `model_ref_parts`: split a model reference into provider and model."""

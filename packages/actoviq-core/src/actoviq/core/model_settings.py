@@ -37,9 +37,13 @@ __all__ = [
 ]
 
 ReasoningEffort: TypeAlias = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+"""How much reasoning to request from a model that supports it."""
 ReasoningSummary: TypeAlias = Literal["none", "auto", "concise", "detailed"]
+"""Which reasoning summary to request from a model that supports it."""
 REASONING_EFFORTS: Final = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+"""Every accepted `ReasoningEffort` value, weakest first."""
 REASONING_SUMMARIES: Final = ("none", "auto", "concise", "detailed")
+"""Every accepted `ReasoningSummary` value."""
 
 ToolChoiceSetting: TypeAlias = str
 """``"auto"``, ``"required"``, ``"none"``, or the name of the one tool the model must call."""

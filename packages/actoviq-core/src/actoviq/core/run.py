@@ -36,7 +36,9 @@ TContext = TypeVar("TContext")
 TOutput = TypeVar("TOutput")
 
 RunStatus: TypeAlias = Literal["completed", "interrupted", "cancelled"]
+"""How a run ended: completed, interrupted (resumable) or cancelled."""
 InterruptionKind: TypeAlias = Literal["approval", "reconciliation"]
+"""Why a run paused: a tool call awaits approval, or a side effect awaits reconciliation."""
 
 
 def to_iso(moment: datetime) -> str:

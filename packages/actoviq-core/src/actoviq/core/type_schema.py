@@ -6,7 +6,7 @@ pydantic models into a Draft 2020-12 JSON Schema *and* a converter that builds t
 JSON that matches the schema. It validates nothing itself: the runtime validates with
 ``jsonschema`` first (core stays free of I/O and validator libraries, decision D1).
 
-Example:
+Examples:
     >>> import attrs
     >>> @attrs.frozen
     ... class City:

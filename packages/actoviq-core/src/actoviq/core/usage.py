@@ -38,6 +38,10 @@ USAGE_FIELDS: Final = (
     "audioOutputTokens",
     "costUsd",
 )
+"""Wire names of the usage counters in declaration order.
+
+Validation reports the first invalid counter in this order.
+"""
 _ATTRS: Final = {
     "requests": "requests",
     "inputTokens": "input_tokens",

@@ -65,7 +65,9 @@ DEFAULT_SINK_TIMEOUT: Final = 10.0
 _T = TypeVar("_T")
 
 FailureMode = Literal["isolate", "raise"]
+"""What a dispatcher does when a processor or sink fails: isolate it, or raise."""
 FailureStage = Literal["processor", "sink", "close"]
+"""Where an event-pipeline failure happened."""
 
 
 @runtime_checkable

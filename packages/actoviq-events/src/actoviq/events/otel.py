@@ -50,6 +50,7 @@ from actoviq.events.types import is_terminal_event_type
 __all__ = ["INSTRUMENTATION_NAME", "OpenTelemetrySink"]
 
 INSTRUMENTATION_NAME: Final = "actoviq.events"
+"""The OpenTelemetry instrumentation scope name of the spans Actoviq emits."""
 
 _Primitive = str | bool | int | float
 _AttributeValue = _Primitive | Sequence[str] | Sequence[int] | Sequence[float] | Sequence[bool]

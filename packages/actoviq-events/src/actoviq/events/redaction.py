@@ -80,7 +80,9 @@ __all__ = [
 ]
 
 DEFAULT_REPLACEMENT: Final = "[REDACTED]"
+"""The text that replaces a redacted value."""
 REDACTION_PROCESSOR_ID: Final = "sensitive-data-redaction"
+"""The id of the redaction processor every dispatcher installs by default."""
 
 
 def _check_depth(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:

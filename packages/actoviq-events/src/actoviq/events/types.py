@@ -82,6 +82,7 @@ KnownEventType = Literal[
     "run.cancelled",
     "run.failed",
 ]
+"""Every event type the SDK itself emits (hosts may add their own namespaced types)."""
 
 
 @attrs.frozen(kw_only=True, slots=True)

@@ -238,7 +238,9 @@ class McpServer:
         """Connect now instead of on first use (no-op when connected).
 
         Raises:
-            McpClosedError / McpConnectionError / McpServerUnavailableError.
+            McpClosedError: the server was closed.
+            McpConnectionError: the connection or the handshake failed.
+            McpServerUnavailableError: the restart policy gave up on the server.
         """
         await self._ensure()
 

@@ -320,7 +320,9 @@ class InMemoryBudgetLedger:
 
     Args:
         limits: the limits (default: everything unbounded).
-        child_runs_started, total_tokens_used, cost_usd_used: initial counters (a restored tree).
+        child_runs_started: initial counter of started child runs (a restored tree).
+        total_tokens_used: initial counter of tokens used (a restored tree).
+        cost_usd_used: initial counter of cost in USD (a restored tree).
 
     Raises:
         OrchestrationConfigError: invalid limits or counters ("counters").

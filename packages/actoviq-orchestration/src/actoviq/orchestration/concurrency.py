@@ -39,6 +39,7 @@ from actoviq.orchestration.errors import OrchestrationConfigError
 __all__ = ["DEFAULT_CAPACITY", "ConcurrencyController", "Permit"]
 
 DEFAULT_CAPACITY: Final = 8
+"""How many child runs run at once when no concurrency is configured."""
 _MAX_SAFE: Final = 2**53 - 1
 _T = TypeVar("_T")
 

@@ -44,6 +44,7 @@ ORCHESTRATION_EVENT_TYPES: Final = (
     "orchestration.handoff.started",
     "orchestration.handoff.completed",
 )
+"""Every event type orchestration emits."""
 
 for _name in ORCHESTRATION_EVENT_TYPES:
     register_event_type(

@@ -28,7 +28,9 @@ __all__ = [
 ]
 
 ChildFailureMode: TypeAlias = Literal["fail-fast", "collect", "retry-safe"]
+"""How an orchestration reacts to a failed child."""
 ChildOutcomeStatus: TypeAlias = Literal["completed", "interrupted", "cancelled", "failed"]
+"""How a child run ended."""
 SessionMode: TypeAlias = Literal["child", "transfer", "ephemeral"]
 """``child``: a session of its own, tagged with the parent run (needs a ``sessions`` service);
 ``transfer``: the parent's session; ``ephemeral``: no session (the default when no ``sessions``
@@ -95,7 +97,9 @@ class ChildFailurePolicy:
 
 
 FAIL_FAST: Final = ChildFailurePolicy.fail_fast()
+"""The child failure policy that cancels the siblings on the first failure."""
 COLLECT: Final = ChildFailurePolicy.collect()
+"""The child failure policy that runs every child and collects the failures."""
 
 
 @attrs.frozen(kw_only=True, slots=True)

@@ -31,6 +31,7 @@ __all__ = [
 
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 WorkspaceAccess: TypeAlias = Literal["read-only", "read-write"]
+"""Whether a child may write to the shared workspace."""
 
 
 def freeze_object(value: object, label: str) -> Mapping[str, FrozenJson]:

@@ -137,6 +137,7 @@ ModelCapability: TypeAlias = Literal[
     "providerRawRoundTrip",
     "seed",
 ]
+"""A feature a model may support; requests needing a missing one are refused before the network."""
 
 # dotted wire name -> (group attribute or None, member attribute)
 _NAMES: Final[dict[str, tuple[str | None, str]]] = {
@@ -189,7 +190,9 @@ def _caps(enabled: set[str]) -> ModelCapabilities:
 
 
 MINIMAL_CAPABILITIES: Final = _caps({"input.text", "output.text"})
+"""Text in, text out: what every provider supports."""
 ALL_CAPABILITIES: Final = _caps(set(_NAMES))
+"""Every capability (for tests and fully featured providers)."""
 OPENAI_RESPONSES_CAPABILITIES: Final = _caps(
     {
         "input.text", "input.image", "output.text", "output.structured", "tools.function",
@@ -197,12 +200,14 @@ OPENAI_RESPONSES_CAPABILITIES: Final = _caps(
         "streaming", "promptCaching", "providerRawRoundTrip",
     }
 )  # fmt: skip
+"""What the OpenAI Responses adapter supports."""
 OPENAI_CHAT_COMPAT_CAPABILITIES: Final = _caps(
     {
         "input.text", "input.image", "output.text", "output.structured", "tools.function",
         "tools.parallel", "streaming", "stopSequences", "providerRawRoundTrip", "seed",
     }
 )  # fmt: skip
+"""What the OpenAI Chat Completions adapter supports (also for compatible servers)."""
 ANTHROPIC_MESSAGES_CAPABILITIES: Final = _caps(
     {
         "input.text", "input.image", "input.document", "output.text", "output.structured",
@@ -210,6 +215,7 @@ ANTHROPIC_MESSAGES_CAPABILITIES: Final = _caps(
         "streaming", "promptCaching", "stopSequences", "providerRawRoundTrip",
     }
 )  # fmt: skip
+"""What the Anthropic Messages adapter supports."""
 LEGACY_CAPABILITIES: Final = _caps(
     {
         "input.text", "input.image", "input.document", "output.text", "tools.function",
@@ -217,11 +223,13 @@ LEGACY_CAPABILITIES: Final = _caps(
         "stopSequences", "providerRawRoundTrip",
     }
 )  # fmt: skip
+"""What a provider wrapped from the 0.x model API supports."""
 
 
 CapabilityResolver: TypeAlias = Callable[
     [ResolvedModel], "ModelCapabilities | Awaitable[ModelCapabilities]"
 ]
+"""A function giving the capabilities of a resolved model (sync or async)."""
 CapabilitiesSource: TypeAlias = (
     "ModelCapabilities | Mapping[str, ModelCapabilities] | CapabilityResolver"
 )

@@ -104,6 +104,10 @@ class ScriptedTurn:
 TurnLike: TypeAlias = (
     "ScriptedTurn | ModelResponse | str | BaseException | Callable[[ModelRequest], Any]"
 )
+"""One scripted turn.
+
+A `ScriptedTurn`, a response, text, an exception to raise, or a function of the request.
+"""
 
 
 @attrs.frozen(kw_only=True, slots=True)

@@ -62,9 +62,13 @@ __all__ = [
 FinishReason: TypeAlias = Literal[
     "stop", "length", "tool_calls", "content_filter", "refusal", "cancelled", "error", "unknown"
 ]
+"""Why a model turn ended, normalised across providers."""
 OutputModality: TypeAlias = Literal["text", "image", "audio"]
+"""A kind of output a model can produce."""
 ReasoningEffort: TypeAlias = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+"""How much reasoning to request from a model that supports it."""
 ReasoningSummary: TypeAlias = Literal["none", "auto", "concise", "detailed"]
+"""Which reasoning summary to request from a model that supports it."""
 ModelRefLike: TypeAlias = "str | ModelRefParts | ResolvedModel"
 """What may name a model: ``"provider:model"``, ``"model"`` (default provider), parts, resolved."""
 
@@ -115,6 +119,7 @@ class ToolChoice:
 
 
 ModelToolPolicy: TypeAlias = "Literal['none', 'auto', 'required'] | ToolChoice"
+"""Whether the model may, must or must not call tools, or which tool it must call."""
 
 
 @attrs.frozen(kw_only=True, slots=True)
@@ -311,6 +316,7 @@ ModelStreamEvent: TypeAlias = (
     | ProviderEvent
     | ResponseCompleted
 )
+"""Any event of a provider's normalised model stream."""
 STREAM_EVENT_TYPES: dict[str, type[Any]] = {
     cls.type: cls
     for cls in (

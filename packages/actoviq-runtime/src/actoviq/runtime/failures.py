@@ -34,6 +34,7 @@ PersistenceStep: TypeAlias = Literal[
     "session.append",
     "event.delivery",
 ]
+"""The persistence step that failed (reported in `RunError` details)."""
 
 PERSISTENCE_STEPS: Final[dict[str, tuple[str, str]]] = {
     "state.serialize": ("RUN_STATE_SERIALIZATION_FAILED", "Serialising the run state failed"),

@@ -50,6 +50,7 @@ __all__ = ["DROPPED_EVENT_TYPE", "BufferPolicy", "RunHandle"]
 TOutput = TypeVar("TOutput")
 
 BufferPolicy: TypeAlias = Literal["drop-deltas", "block"]
+"""What a run handle does when its event buffer is full: drop text deltas, or block the run."""
 
 DROPPED_EVENT_TYPE: Final = "stream.dropped"
 """The marker delivered where deltas were dropped: ``{count, firstSequence, lastSequence}``."""

@@ -104,6 +104,7 @@ from actoviq.runtime.tools import (
 __all__ = ["DEFAULT_MAX_CONCURRENT_RUNS", "DEFAULT_MAX_TOOL_THREADS", "AgentInput", "AgentRuntime"]
 
 DEFAULT_MAX_CONCURRENT_RUNS: Final = 64
+"""How many runs one runtime executes at once by default."""
 DEFAULT_MAX_TOOL_THREADS: Final = min(32, (os.cpu_count() or 1) + 4)
 """Worker threads for plain (non-``async``) tools: the size of asyncio's default executor."""
 TOutput = TypeVar("TOutput")

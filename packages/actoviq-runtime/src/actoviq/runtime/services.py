@@ -49,8 +49,10 @@ __all__ = [
 T = TypeVar("T")
 
 WELL_KNOWN_SERVICES: Final = ("sessions", "checkpoints", "memory", "artifacts", "tools", "tracing")
+"""The service ids the runtime itself looks up."""
 
 ServiceFactory = Callable[[], "object | Awaitable[object]"]
+"""Builds a runtime service on first use (sync or async)."""
 
 _CLOSED: Final = "Runtime services are closed."
 _CLOSED_DURING_INIT: Final = "Runtime services were closed during initialization."

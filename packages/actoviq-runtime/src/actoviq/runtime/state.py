@@ -61,8 +61,10 @@ __all__ = [
 ]
 
 RUN_STATE_SCHEMA_VERSION: Final = 2
+"""The version of the serialised run state this runtime writes."""
 
 RunStateStatus: TypeAlias = Literal["running", "interrupted", "completed", "cancelled", "failed"]
+"""The status recorded in a serialised run state."""
 
 _STATUSES: Final = frozenset({"running", "interrupted", "completed", "cancelled", "failed"})
 

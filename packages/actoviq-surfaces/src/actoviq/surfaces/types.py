@@ -102,6 +102,7 @@ SurfaceTarget: TypeAlias = Literal["cli", "tui", "gui", "bridge"]
 """A renderer family: terminal, full-screen terminal UI, web page, IDE/desktop bridge."""
 
 SURFACE_TARGETS: Final[tuple[SurfaceTarget, ...]] = ("cli", "tui", "gui", "bridge")
+"""Every `SurfaceTarget`."""
 
 
 def check_target(target: object) -> SurfaceTarget:

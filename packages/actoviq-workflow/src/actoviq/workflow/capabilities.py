@@ -33,6 +33,7 @@ __all__ = [
 ]
 
 CAPABILITY_NAME_PATTERN: Final = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]{0,127}\Z")
+"""The pattern a host capability name must match."""
 _RESERVED: Final = frozenset({"constructor", "prototype", "__proto__"})
 
 

@@ -31,6 +31,7 @@ DEFAULT_MAX_OUTPUT_BYTES: Final = 262_144
 DEFAULT_MAX_MESSAGE_BYTES: Final = 1_048_576
 DEFAULT_MAX_PROTOCOL_MESSAGES: Final = 1_024
 HARD_MAX_MESSAGE_BYTES: Final = 16_777_216
+"""The largest protocol message any executor accepts, whatever the configuration (16 MiB)."""
 
 
 def _positive_safe_int(value: object, name: str) -> int:

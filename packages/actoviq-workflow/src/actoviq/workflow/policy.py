@@ -22,6 +22,7 @@ from actoviq.workflow.errors import WorkflowConfigurationError
 __all__ = ["MIN_LANDLOCK_ABI", "LayerMode", "SandboxPolicy", "resolve_sandbox_user"]
 
 LayerMode: TypeAlias = Literal["required", "best-effort", "off"]
+"""Whether a sandbox layer is required, used when available, or off."""
 _MODES: Final = ("required", "best-effort", "off")
 
 MIN_LANDLOCK_ABI: Final = 6

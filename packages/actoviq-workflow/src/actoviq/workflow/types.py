@@ -34,7 +34,9 @@ __all__ = [
 ]
 
 TrustTier: TypeAlias = Literal["trusted", "untrusted"]
+"""Whether workflow code is trusted (runs in-process) or untrusted (sandboxed)."""
 SandboxIsolation: TypeAlias = Literal["local-process", "container", "remote"]
+"""Where untrusted workflow code runs."""
 
 
 def _names(value: object) -> tuple[str, ...]:
@@ -94,6 +96,7 @@ class UntrustedWorkflowRequest:
 
 
 WorkflowExecutionRequest: TypeAlias = TrustedWorkflowRequest | UntrustedWorkflowRequest
+"""A request to run workflow code, trusted or untrusted."""
 
 
 def workflow_request_from_json(

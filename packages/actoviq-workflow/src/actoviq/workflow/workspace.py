@@ -28,6 +28,7 @@ from actoviq.workflow.errors import WorkflowWorkspaceError
 __all__ = ["DEFAULT_MAX_READ_BYTES", "read_workspace_file"]
 
 DEFAULT_MAX_READ_BYTES: Final = 16 * 1024 * 1024
+"""The default limit on a workspace file read (16 MiB)."""
 _RESOLVE: Final = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS
 _PATH_FLAGS: Final = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
 

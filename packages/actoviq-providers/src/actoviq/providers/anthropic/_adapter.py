@@ -61,8 +61,11 @@ class AnthropicProvider(SDKModelProvider):
         output_token_limits: ``{model-name prefix: maximum output tokens}`` over the built-in
             table (``"*"`` replaces the 4,096 fallback): the ``max_tokens`` sent when a request
             sets no ``max_output_tokens``.
-        capabilities, capability_resolver, include_raw_response, preserve_provider_items,
-            emit_provider_events: as for the OpenAI adapters.
+        capabilities: as for the OpenAI adapters.
+        capability_resolver: as for the OpenAI adapters.
+        include_raw_response: as for the OpenAI adapters.
+        preserve_provider_items: as for the OpenAI adapters.
+        emit_provider_events: as for the OpenAI adapters.
     """
 
     _transport_errors = (httpx2.TransportError,)

@@ -32,8 +32,10 @@ __all__ = [
 MAX_SAFE_INTEGER = 2**53 - 1
 
 Next: TypeAlias = Callable[[], Awaitable[Any]]
+"""Calls the rest of the middleware chain."""
 # Handlers are typed per stage by their authors; the pipeline itself is type-erased.
 MiddlewareHandler: TypeAlias = Callable[[Any, Next], Any]
+"""A middleware function: takes the stage context and `next`, returns the stage result."""
 
 
 @attrs.frozen(kw_only=True, slots=True)

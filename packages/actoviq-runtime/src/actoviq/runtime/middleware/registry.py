@@ -19,6 +19,7 @@ from actoviq.runtime.middleware.errors import MiddlewareRegistryError
 __all__ = ["MiddlewareRef", "MiddlewareRegistry"]
 
 MiddlewareRef = str | RefSpec | Mapping[str, Any]
+"""A middleware named by id, a `RefSpec`, or a JSON mapping of one."""
 Group = MiddlewareDefinition | Sequence[MiddlewareDefinition]
 
 

@@ -41,6 +41,7 @@ class MiddlewareStage(enum.StrEnum):
 
 
 MIDDLEWARE_STAGE_ORDER: Final[tuple[MiddlewareStage, ...]] = tuple(MiddlewareStage)
+"""The middleware stages in the order a run passes through them."""
 _INDEX: Final[dict[str, int]] = {stage.value: index for index, stage in enumerate(MiddlewareStage)}
 
 

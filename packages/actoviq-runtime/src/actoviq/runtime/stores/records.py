@@ -40,9 +40,11 @@ __all__ = [
 CheckpointStatus: TypeAlias = Literal[
     "running", "interrupted", "awaiting_side_effect", "completed", "failed", "cancelled"
 ]
+"""The status of a stored run checkpoint."""
 CHECKPOINT_STATUSES: frozenset[str] = frozenset(
     {"running", "interrupted", "awaiting_side_effect", "completed", "failed", "cancelled"}
 )
+"""Every `CheckpointStatus` value."""
 DURABLE_CHILD_STATUSES: frozenset[str] = frozenset(
     {
         "queued",
@@ -54,6 +56,7 @@ DURABLE_CHILD_STATUSES: frozenset[str] = frozenset(
         "needs_reconciliation",
     }
 )
+"""Every status a durable child-run record may have."""
 
 
 @attrs.frozen(kw_only=True)

@@ -26,6 +26,7 @@ from actoviq.runtime.stores.validation import require_json_object, require_key
 __all__ = ["DEFAULT_TENANT_ID", "StoreRunCheckpointAdapter"]
 
 DEFAULT_TENANT_ID = "default"
+"""The tenant of checkpoints saved without one."""
 
 _PENDING_STATUS = {"committed": "succeeded", "started": "started", "unknown": "unknown"}
 

@@ -51,9 +51,11 @@ __all__ = [
 ]
 
 WORKFLOW_RUN_STATUSES: frozenset[str] = frozenset({"running", "completed", "failed", "cancelled"})
+"""Every status a durable workflow run record may have."""
 WORKFLOW_NODE_STATUSES: frozenset[str] = frozenset(
     {"running", "completed", "failed", "skipped", "cancelled"}
 )
+"""Every status a durable workflow node record may have."""
 
 
 def workflow_run_resource(tenant_id: str, run_id: str) -> str:

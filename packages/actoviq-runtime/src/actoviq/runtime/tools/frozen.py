@@ -25,6 +25,7 @@ __all__ = ["FrozenJson", "freeze_json", "thaw_json"]
 FrozenJson: TypeAlias = (
     "str | int | float | bool | tuple[FrozenJson, ...] | Mapping[str, FrozenJson] | None"
 )
+"""An immutable JSON value (tuples and read-only mappings) handed to tools."""
 
 
 def freeze_json(
