@@ -8,7 +8,9 @@ internal link of the built HTML must resolve.
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import subprocess
 import sys
 import zlib
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import api_inventory
 import check_site_links
+import example_index
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,3 +127,85 @@ def test_the_link_checker_reports_missing_pages_and_anchors(tmp_path: Path) -> N
         "index.html: #top (no anchor #top)",
         "index.html: ../escape.html (outside the site)",
     ]
+
+
+README_FILES = [ROOT / "README.md", *sorted(ROOT.glob("packages/*/README.md"))]
+PAGE_FILES = sorted((ROOT / "docs").rglob("*.md"))
+# References to material that is not part of the repository (the contract's source files).
+OUTSIDE = re.compile(
+    r"spec/0\d|\.\./shared|shared/(?:golden|corpus|spec|seeds)|\b0[0-4]-[a-z-]+\.md|\b0[0-4] §"
+)
+# Repository paths written in backticks or links: they must exist.
+REPO_PATH = re.compile(
+    r"(?<![\w./-])((?:examples|docs|packages|tools|tests-integration)/[\w./*-]*[\w-]"
+    r"\.(?:py|md|json|toml|sh|yml))"
+)
+
+
+def _exists(path: str) -> bool:
+    return any(ROOT.glob(path)) if "*" in path else (ROOT / path).exists()
+
+
+def _python_blocks(markdown: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", markdown, flags=re.DOTALL)
+
+
+def _without_docstring(source: str) -> str:
+    module = ast.parse(source)
+    first = module.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+        source = "\n".join(source.splitlines()[first.end_lineno or 0 :])
+    return source.strip() + "\n"
+
+
+def test_the_readme_first_screen_runs_the_hello_example() -> None:
+    readme = (ROOT / "README.md").read_text("utf-8")
+    hello = (ROOT / "examples" / "getting_started" / "hello.py").read_text("utf-8")
+    blocks = _python_blocks(readme)
+    assert blocks, "the README shows no Python code"
+    assert blocks[0].strip() + "\n" == _without_docstring(hello)
+    assert readme.index("```python") < readme.index("make test")
+
+
+@pytest.mark.parametrize("path", README_FILES + PAGE_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_page_refers_to_files_outside_the_repository(path: Path) -> None:
+    text = path.read_text("utf-8")
+    assert OUTSIDE.findall(text) == []
+    # Link targets of site pages are relative to the page (checked by the strict build).
+    named = re.sub(r"\]\([^)]*\)", "]", text) if path.is_relative_to(ROOT / "docs") else text
+    missing = sorted({p for p in REPO_PATH.findall(named) if not _exists(p)})
+    assert missing == []
+
+
+def test_every_example_of_a_built_package_is_in_the_migration_index() -> None:
+    rows = example_index.load_index()
+    assert example_index.index_problems(rows) == []
+    assert len(rows) == example_index.LEGACY_EXAMPLES
+
+
+def test_the_index_check_reports_missing_examples_and_stale_pending_marks(tmp_path: Path) -> None:
+    (tmp_path / "topic").mkdir()
+    (tmp_path / "topic" / "there.py").write_text("print('hi')\n", "utf-8")
+    rows = [
+        example_index.Row("a.ts", "x", ("topic/there.py",), ()),
+        example_index.Row("b.ts", "x", ("topic/gone.py",), ()),
+        example_index.Row("c.ts", "x", (), ("json",)),
+        example_index.Row("d.ts", "x", (), ("actoviq.not_built_yet",)),
+        example_index.Row("e.ts", "x", (), ("actoviq.core:NoSuchName",)),
+        example_index.Row("f.ts", "x", (), ()),
+        example_index.Row("a.ts", "x", ("topic/there.py",), ()),
+    ]
+    problems = example_index.index_problems(rows, tmp_path)
+    assert problems == [
+        f"7 rows, expected {example_index.LEGACY_EXAMPLES} (one per 0.x example)",
+        "b.ts: examples/topic/gone.py does not exist",
+        "c.ts: json is built now; add its example and drop it from pending",
+        "f.ts: no example and nothing pending",
+        "a.ts: listed twice",
+    ]
+
+
+def test_every_example_has_a_page(built_site: Path) -> None:
+    for example in example_index.example_files():
+        page = example_index.page_path(example).removesuffix(".md")
+        assert (built_site / page / "index.html").is_file(), page

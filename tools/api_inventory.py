@@ -98,7 +98,8 @@ def wheels() -> list[Wheel]:
             exports = _exports(module)
             documented: list[str] = []
             for name in exports:
-                key = (name, id(getattr(module, name)))
+                # vars(): a module-level __getattr__ (lazy or deprecated names) is not triggered.
+                key = (name, id(vars(module).get(name, name)))
                 if key in seen:
                     continue
                 seen.add(key)

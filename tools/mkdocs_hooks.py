@@ -1,7 +1,9 @@
 """MkDocs hooks: generate the API reference pages at build time (see ``tools/api_inventory.py``).
 
-One page per wheel, ``reference/<slug>.md``, plus ``reference/index.md``; the "API reference"
-entry of the nav in ``mkdocs.yml`` is filled with them, so a new wheel or a new public name
+One page per wheel, ``reference/<slug>.md``, plus ``reference/index.md``, and one page per
+example, ``examples/<topic>/<name>.md``, plus the examples overview with the migration example
+index (``tools/example_index.py``); the "API reference" and "Examples" entries of the nav in
+``mkdocs.yml`` are filled with them, so a new wheel or a new public name
 appears on the site without editing anything.
 """
 
@@ -17,8 +19,10 @@ from mkdocs.structure.files import File, Files
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import api_inventory
+import example_index
 
 NAV_TITLE = "API reference"
+EXAMPLES_TITLE = "Examples"
 MORE_TITLE = "More"
 _pages: dict[str, str] = {}
 
@@ -47,12 +51,8 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     entries: list[Any] = [{"Overview": "reference/index.md"}]
     entries += [{wheel.dist: f"reference/{wheel.slug}.md"} for wheel in wheels]
     nav = cast(list[Any], config["nav"] or [])
-    for entry in nav:
-        if isinstance(entry, dict) and NAV_TITLE in entry:
-            entry[NAV_TITLE] = entries
-            break
-    else:
-        nav.append({NAV_TITLE: entries})
+    _fill(nav, EXAMPLES_TITLE, _example_pages())
+    _fill(nav, NAV_TITLE, entries)
     listed = set(_nav_paths(nav))
     docs_dir = Path(config.docs_dir)
     extra = [
@@ -65,6 +65,27 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
         nav.append({MORE_TITLE: [{_title(docs_dir / path): path} for path in extra]})
     config.nav = nav
     return config
+
+
+def _example_pages() -> list[Any]:
+    examples = example_index.example_files()
+    rows = example_index.load_index()
+    _pages["examples/index.md"] = example_index.index_page(rows, examples)
+    topics: dict[str, list[Any]] = {}
+    for example in examples:
+        page = example_index.page_path(example)
+        _pages[page] = example_index.example_page(example)
+        topic = example_index.TOPICS.get(example.parent.name, example.parent.name)
+        topics.setdefault(topic, []).append({example_index.example_title(example): page})
+    return [{"Overview": "examples/index.md"}, *({k: v} for k, v in topics.items())]
+
+
+def _fill(nav: list[Any], title: str, entries: list[Any]) -> None:
+    for entry in nav:
+        if isinstance(entry, dict) and title in entry:
+            entry[title] = entries
+            return
+    nav.append({title: entries})
 
 
 def _nav_paths(nav: object) -> list[str]:

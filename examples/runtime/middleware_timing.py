@@ -7,13 +7,14 @@ for wrap stages (the runtime enforces it).
 from __future__ import annotations
 
 import asyncio
+import os
 import time
+from collections.abc import Sequence
 from typing import Any
 
-from support import choose_models
-
 from actoviq.core import AgentSpec, ToolCallItem
-from actoviq.providers.testing import ScriptedTurn
+from actoviq.providers import ModelRegistry
+from actoviq.providers.testing import ScriptedProvider, ScriptedTurn, TurnLike
 from actoviq.runtime import AgentRuntime, MiddlewareStage, ToolRegistry, define_middleware, tool
 
 TIMINGS: list[tuple[str, float]] = []
@@ -55,16 +56,40 @@ SCRIPT = [
 ]
 
 
+def choose_models(script: Sequence[TurnLike]) -> tuple[ModelRegistry, str, str]:
+    """OpenAI with OPENAI_API_KEY, else Anthropic with ANTHROPIC_API_KEY, else the script.
+
+    ``ACTOVIQ_OFFLINE=1`` forces the scripted provider (what ``make test`` runs).
+    """
+    offline = os.environ.get("ACTOVIQ_OFFLINE") == "1"
+    if not offline and os.environ.get("OPENAI_API_KEY"):
+        from actoviq.providers.openai import OpenAIResponsesProvider
+
+        name = os.environ.get("ACTOVIQ_OPENAI_MODEL", "gpt-4.1-mini")
+        registry = ModelRegistry([OpenAIResponsesProvider()])
+        return registry, f"openai-responses:{name}", f"OpenAI ({name})"
+    if not offline and os.environ.get("ANTHROPIC_API_KEY"):
+        from actoviq.providers.anthropic import AnthropicProvider
+
+        name = os.environ.get("ACTOVIQ_ANTHROPIC_MODEL", "claude-3-5-haiku-latest")
+        registry = ModelRegistry([AnthropicProvider()])
+        return registry, f"anthropic:{name}", f"Anthropic ({name})"
+    registry = ModelRegistry([ScriptedProvider(script)])
+    return registry, "scripted:demo-model", "scripted provider (offline)"
+
+
 async def main() -> None:
-    models = choose_models(SCRIPT)
-    print(f"provider: {models.label}")
+    registry, model, label = choose_models(SCRIPT)
+    print(f"provider: {label}")
+    # --8<-- [start:middleware]
     middleware = [
         define_middleware("model-timer", MiddlewareStage.WRAP_MODEL_CALL, time_model, priority=10),
         define_middleware("tool-timer", MiddlewareStage.WRAP_TOOL_CALL, time_tool, priority=10),
         define_middleware("turn-counter", MiddlewareStage.AFTER_TURN, count_turns),
     ]
+    # --8<-- [end:middleware]
     async with AgentRuntime(
-        models=models.registry, tools=ToolRegistry([slow_square]), middleware=middleware
+        models=registry, tools=ToolRegistry([slow_square]), middleware=middleware
     ) as runtime:
         print("middleware chain:")
         for line in runtime.inspect_middleware().splitlines():
@@ -73,7 +98,7 @@ async def main() -> None:
             id="math",
             name="Math",
             instructions="Use slow_square to square numbers. Answer in one sentence.",
-            model=models.model,
+            model=model,
             tools=("slow_square",),
         )
         result = await runtime.run(agent, "What is 12 squared?")

@@ -72,6 +72,7 @@ async def main() -> None:
     registry, model, label = models()
     print(f"provider: {label}")
     records = InMemoryCheckpointStore()
+    # --8<-- [start:policy]
     codec = FernetPayloadCodec(FernetPayloadCodec.generate_key())  # keep the key in a vault
     agent: AgentSpec[Any, Any] = AgentSpec(
         id="ops",
@@ -88,6 +89,7 @@ async def main() -> None:
         tools=[register_webhook],
         checkpoint_store=StoreRunCheckpointAdapter(records, payload_codec=codec),
     )
+    # --8<-- [end:policy]
     async with runtime, runtime.stream(agent, "Set up the webhook.", run_id="hook") as handle:
         async for event in handle:
             if event.type == "model.tool_call.delta" and isinstance(event.data, dict):

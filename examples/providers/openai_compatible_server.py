@@ -32,10 +32,12 @@ def choose_provider() -> tuple[ModelProvider, str]:
     """The local server when ACTOVIQ_LOCAL_BASE_URL is set (and not offline), else scripted."""
     base_url = os.environ.get("ACTOVIQ_LOCAL_BASE_URL")
     if base_url and os.environ.get("ACTOVIQ_OFFLINE") != "1":
+        # --8<-- [start:provider]
         compat = OpenAICompat.preset(os.environ.get("ACTOVIQ_LOCAL_COMPAT", "llama.cpp"))
         provider = OpenAIChatProvider(
             id="local", base_url=base_url, compat=compat, require_api_key=False, timeout=60
         )
+        # --8<-- [end:provider]
         return provider, f"local:{os.environ.get('ACTOVIQ_LOCAL_MODEL', 'local-model')}"
     script = [
         ScriptedTurn(text="Hello from the scripted provider."),

@@ -73,6 +73,7 @@ async def main() -> None:
         model=model,
         tools=("researcher", "editor"),
     )
+    # --8<-- [start:manager]
     async with AgentRuntime(models=registry) as runtime:
         runner = ChildRunner(runtime)
         for specialist in (researcher, editor):
@@ -85,6 +86,7 @@ async def main() -> None:
             scope = runner.tree.derive_child(root)
             result = await runner.run_scope(scope, manager, "Explain CAS for a newcomer.")
             budget = await root.budget.snapshot()
+    # --8<-- [end:manager]
     print(f"owner: {result.agent_id} ({result.status})")
     for item in result.items:
         if isinstance(item, ToolResultItem) and isinstance(item.output, dict):

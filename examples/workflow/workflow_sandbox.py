@@ -68,6 +68,7 @@ async def main() -> None:
     )
     with tempfile.TemporaryDirectory() as directory:
         workspace = Path(directory)
+        # --8<-- [start:run]
         async with executor:
             result = await executor.execute(
                 UntrustedWorkflowRequest(
@@ -78,6 +79,7 @@ async def main() -> None:
                 )
             )
             print(f"result: {result.value} in {result.duration_ms} ms")
+            # --8<-- [end:run]
             print(read_workspace_file(workspace, "report.txt").decode(), end="")
             (workspace / "report.txt").unlink()
             try:

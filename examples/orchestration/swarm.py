@@ -2,7 +2,7 @@
 
 ``swarm_preset(agents, routes, reducer)``: routes are edges with ``when`` predicates; the
 reducer follows every leaf (an agent that routes nowhere). Graphs are acyclic: for agents
-that hand a conversation back and forth, use ``HandoffLoop`` (orchestration_handoff.py).
+that hand a conversation back and forth, use ``HandoffLoop`` (handoff.py).
 Offline (no API key, or ACTOVIQ_OFFLINE=1) a scripted provider answers; with OPENAI_API_KEY or
 ANTHROPIC_API_KEY the same graph runs against the real model.
 """

@@ -7,15 +7,17 @@ ANTHROPIC_API_KEY the same code talks to the real model.
 from __future__ import annotations
 
 import asyncio
+import os
+from collections.abc import Sequence
 from typing import Any
 
-from support import choose_models
-
 from actoviq.core import AgentSpec, ToolCallItem
-from actoviq.providers.testing import ScriptedTurn
+from actoviq.providers import ModelRegistry
+from actoviq.providers.testing import ScriptedProvider, ScriptedTurn, TurnLike
 from actoviq.runtime import AgentRuntime, ToolRegistry, tool
 
 
+# --8<-- [start:tool]
 @tool(effect="read")
 def lookup(term: str) -> str:
     """Look up a glossary term.
@@ -25,6 +27,9 @@ def lookup(term: str) -> str:
     """
     glossary = {"cas": "compare-and-set: write only if the value is still the expected one"}
     return glossary.get(term.lower(), "no entry")
+
+
+# --8<-- [end:tool]
 
 
 SCRIPT = [
@@ -40,15 +45,37 @@ SCRIPT = [
 ]
 
 
+def choose_models(script: Sequence[TurnLike]) -> tuple[ModelRegistry, str, str]:
+    """OpenAI with OPENAI_API_KEY, else Anthropic with ANTHROPIC_API_KEY, else the script.
+
+    ``ACTOVIQ_OFFLINE=1`` forces the scripted provider (what ``make test`` runs).
+    """
+    offline = os.environ.get("ACTOVIQ_OFFLINE") == "1"
+    if not offline and os.environ.get("OPENAI_API_KEY"):
+        from actoviq.providers.openai import OpenAIResponsesProvider
+
+        name = os.environ.get("ACTOVIQ_OPENAI_MODEL", "gpt-4.1-mini")
+        registry = ModelRegistry([OpenAIResponsesProvider()])
+        return registry, f"openai-responses:{name}", f"OpenAI ({name})"
+    if not offline and os.environ.get("ANTHROPIC_API_KEY"):
+        from actoviq.providers.anthropic import AnthropicProvider
+
+        name = os.environ.get("ACTOVIQ_ANTHROPIC_MODEL", "claude-3-5-haiku-latest")
+        registry = ModelRegistry([AnthropicProvider()])
+        return registry, f"anthropic:{name}", f"Anthropic ({name})"
+    registry = ModelRegistry([ScriptedProvider(script)])
+    return registry, "scripted:demo-model", "scripted provider (offline)"
+
+
 async def main() -> None:
-    models = choose_models(SCRIPT)
-    print(f"provider: {models.label}")
-    async with AgentRuntime(models=models.registry, tools=ToolRegistry([lookup])) as runtime:
+    registry, model, label = choose_models(SCRIPT)
+    print(f"provider: {label}")
+    async with AgentRuntime(models=registry, tools=ToolRegistry([lookup])) as runtime:
         agent: AgentSpec[Any, Any] = AgentSpec(
             id="concise",
             name="Concise",
             instructions="Be brief. Use the lookup tool for glossary terms.",
-            model=models.model,
+            model=model,
             tools=("lookup",),
         )
         result = await runtime.run(agent, "Explain CAS in one sentence.")

@@ -84,8 +84,10 @@ async def run_agent() -> None:
 
     async with AgentRuntime(models=models) as runtime:
         # The server starts on first use, belongs to the runtime and stops when it closes.
+        # --8<-- [start:client]
         server = McpServer.stdio(sys.executable, [SELF, "--serve"])
         toolset = await mcp_tools(server.attach(runtime), prefix="notes_", registry=runtime.tools)
+        # --8<-- [end:client]
         for tool in toolset:
             behavior = tool.descriptor.behavior
             print(f"tool {tool.name}: {behavior.effect}, approval={behavior.requires_approval}")

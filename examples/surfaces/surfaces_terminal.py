@@ -86,11 +86,13 @@ async def main() -> None:
     async with AgentRuntime(
         models=registry, tools=ToolRegistry([get_weather, post_message])
     ) as runtime:
+        # --8<-- [start:bridge]
         bridge = AgentRuntimeBridgeAdapter(runtime, agent)
         async with bridge.stream("What's the weather in Paris? Tell #travel.") as stream:
             async for chunk in arender_text(stream):
                 sys.stdout.write(chunk)
             first = await stream.result()
+        # --8<-- [end:bridge]
         if first.status == "interrupted":
             decisions = [InterruptionDecision.approve(entry.id) for entry in first.interruptions]
             print(f"(host approves {len(decisions)} call(s) and resumes)")
