@@ -11,22 +11,39 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 EXPECTED = {
-    "quickstart.py": ["run: completed: CAS writes", "stream: Hello! Ask me about compare-and-set."],
-    "streaming.py": ["[tool get_weather started]", "result: completed: It is 18°C and sunny"],
-    "tools_approval_resume.py": [
+    "getting_started/quickstart.py": [
+        "run: completed: CAS writes",
+        "stream: Hello! Ask me about compare-and-set.",
+    ],
+    "getting_started/streaming.py": [
+        "[tool get_weather started]",
+        "result: completed: It is 18°C and sunny",
+        "result: cancelled; last event: run.cancelled",
+    ],
+    "getting_started/tools_approval_resume.py": [
         ": interrupted; the state is in ",
         ": approval for send_email({'to': 'ops@example.test', 'subject': 'Deploy done'})",
         "sending 'Deploy done' to ops@example.test",
         ": completed",
     ],
-    "approval_stream.py": ["I emailed ops."],
-    "sqlite_chat.py": ["> My name is Ada.", "> What is my name?\nYour name is Ada."],
-    "structured_output.py": ["so far: {'city': 'Par'}", "Paris: 18.5 °C, sunny"],
-    "middleware_timing.py": ["wrapModelCall[0] @10 model-timer", "result: completed: 12 squared"],
+    "getting_started/approval_stream.py": ["I emailed ops."],
+    "getting_started/sqlite_chat.py": [
+        "> My name is Ada.",
+        "> What is my name?\nYour name is Ada.",
+    ],
+    "getting_started/structured_output.py": ["so far: {'city': 'Par'}", "Paris: 18.5 °C, sunny"],
+    "runtime/middleware_timing.py": [
+        "wrapModelCall[0] @10 model-timer",
+        "result: completed: 12 squared",
+    ],
 }
 
 
-SUPPORTED = {"quickstart.py", "streaming.py", "middleware_timing.py"}
+SUPPORTED = {
+    "getting_started/quickstart.py",
+    "getting_started/streaming.py",
+    "runtime/middleware_timing.py",
+}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -43,7 +60,7 @@ def test_example_runs_offline(name: str) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    if name in SUPPORTED:  # the examples that share examples/support announce their provider
+    if name in SUPPORTED:  # these announce the provider they chose
         assert "provider: scripted provider (offline)" in done.stdout
     for fragment in EXPECTED[name]:
         assert fragment in done.stdout, done.stdout
