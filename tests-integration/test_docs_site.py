@@ -53,13 +53,15 @@ def test_the_site_builds_strictly_with_the_getting_started_path(built_site: Path
     index = (built_site / "index.html").read_text("utf-8")
     assert "Getting started" in index
     assert (built_site / "reference" / "index.html").is_file()
+    # Plain file links, so the site works opened from disk (site/index.html in a browser).
+    assert 'href="getting-started/install.html"' in index
 
 
 def test_every_wheel_has_a_reference_page(built_site: Path) -> None:
     wheels = api_inventory.wheels()
     assert len(wheels) >= 6
     for wheel in wheels:
-        assert (built_site / "reference" / wheel.slug / "index.html").is_file(), wheel.dist
+        assert (built_site / "reference" / f"{wheel.slug}.html").is_file(), wheel.dist
 
 
 def test_every_public_name_has_a_reference_entry(built_site: Path) -> None:
@@ -207,5 +209,5 @@ def test_the_index_check_reports_missing_examples_and_stale_pending_marks(tmp_pa
 
 def test_every_example_has_a_page(built_site: Path) -> None:
     for example in example_index.example_files():
-        page = example_index.page_path(example).removesuffix(".md")
-        assert (built_site / page / "index.html").is_file(), page
+        page = example_index.page_path(example).removesuffix(".md") + ".html"
+        assert (built_site / page).is_file(), page

@@ -28,6 +28,7 @@ TOPICS = {
     "workflow": "Workflow",
     "mcp": "MCP",
     "surfaces": "Surfaces",
+    "cli": "Command line",
     "compat": "Compat",
     "migration": "Migration",
 }
