@@ -207,6 +207,11 @@ def test_the_index_check_reports_missing_examples_and_stale_pending_marks(tmp_pa
     ]
 
 
+def test_examples_live_in_topic_folders() -> None:
+    misplaced = [p.name for p in example_index.misplaced_examples()]
+    assert misplaced == [], "move these into examples/<topic>/ (runner and site skip them)"
+
+
 def test_every_example_has_a_page(built_site: Path) -> None:
     for example in example_index.example_files():
         page = example_index.page_path(example).removesuffix(".md") + ".html"

@@ -29,6 +29,8 @@ TOPICS = {
     "mcp": "MCP",
     "surfaces": "Surfaces",
     "cli": "Command line",
+    "profiles": "Profiles",
+    "storage": "Storage",
     "compat": "Compat",
     "migration": "Migration",
 }
@@ -51,6 +53,11 @@ def example_files() -> list[Path]:
         for path in EXAMPLES.glob("*/*.py")
         if not path.name.startswith("_") and path.parent.name != "__pycache__"
     )
+
+
+def misplaced_examples() -> list[Path]:
+    """Python files directly under ``examples/``: the runner and the site only see topic folders."""
+    return sorted(EXAMPLES.glob("*.py"))
 
 
 def page_path(example: Path) -> str:
