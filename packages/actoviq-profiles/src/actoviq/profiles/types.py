@@ -40,6 +40,7 @@ __all__ = [
 AgentProfileKind: TypeAlias = Literal[
     "chat", "coding", "research", "workflow", "supervisor", "background"
 ]
+"""The six profile kinds, in the reference order."""
 AGENT_PROFILE_KINDS: Final[tuple[AgentProfileKind, ...]] = (
     "chat",
     "coding",
@@ -51,6 +52,7 @@ AGENT_PROFILE_KINDS: Final[tuple[AgentProfileKind, ...]] = (
 """The six profile kinds, in the order the reference runs them."""
 
 PROFILE_SCHEMA_VERSION: Final = 1
+"""The version of a profile's serialised configuration."""
 
 WorkspaceAccessMode: TypeAlias = Literal["none", "read-only", "read-write", "inherited"]
 SideEffectPolicy: TypeAlias = Literal["none", "deny-by-default", "approval-or-policy"]
