@@ -20,7 +20,9 @@ from actoviq.providers.registry import ModelRegistry
 __all__ = ["DEFAULT_ANTHROPIC_MODEL", "DEFAULT_OPENAI_MODEL", "models_from_environment"]
 
 DEFAULT_OPENAI_MODEL: Final = "openai-responses:gpt-4.1-mini"
+"""The model an OpenAI key selects when none is named (`models_from_environment`)."""
 DEFAULT_ANTHROPIC_MODEL: Final = "anthropic:claude-3-5-haiku-latest"
+"""The model an Anthropic key selects when none is named (`models_from_environment`)."""
 
 
 def models_from_environment(environ: Mapping[str, str] | None = None) -> ModelRegistry:

@@ -76,9 +76,11 @@ class InterruptDecision:
 
 
 ToolDecision: TypeAlias = AllowDecision | DenyDecision | InterruptDecision
+"""What a tool policy decided for one call: allow, deny, or interrupt for approval."""
 
 
 DecisionOutcome: TypeAlias = Literal["approve", "reject", "committed", "failed", "retry"]
+"""What became of a tool approval decision."""
 _OUTCOMES: tuple[DecisionOutcome, ...] = ("approve", "reject", "committed", "failed", "retry")
 
 

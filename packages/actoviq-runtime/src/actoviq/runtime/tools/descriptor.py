@@ -331,6 +331,7 @@ def _finite(value: object, label: str, *, optional: bool = False) -> float | Non
 
 # Tools are typed per tool; the runtime sees them type-erased (the parsed input is any object).
 ToolExecuteFn: TypeAlias = Callable[[ToolExecutionContext, Any], "object | Awaitable[object]"]
+"""The function a tool runs: takes the execution context and the parsed input."""
 
 
 @attrs.frozen(kw_only=True, slots=True)
