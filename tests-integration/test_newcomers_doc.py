@@ -3,8 +3,8 @@
 The page compares the three newcomer programs with their openai-agents equivalents by line count.
 These tests recount every code block (code lines only: no blank lines, comments or docstrings)
 and compare the table with the count, and check that each Actoviq block is the shipped example
-(``examples/*.py``) without its offline ``models()`` helper, so neither the figures nor the code
-can drift from what ``make examples`` runs and ``make typecheck`` checks.
+(``examples/<topic>/*.py``) without its offline ``models()`` helper, so neither the figures nor
+the code can drift from what ``make examples`` runs and ``make typecheck`` checks.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "newcomers.md"
 EXAMPLES = ROOT / "examples"
 TABLE_ROW = re.compile(
-    r"^\| (?P<name>[^|]+?) \| (?P<ours>\d+) \(`examples/(?P<file>\w+\.py)`\) \| (?P<peer>\d+) \|$"
+    r"^\| (?P<name>[^|]+?) \| (?P<ours>\d+) \(`examples/(?P<file>[\w/]+\.py)`\) "
+    r"\| (?P<peer>\d+) \|$"
 )
 _NOT_CODE = {
     tokenize.COMMENT,

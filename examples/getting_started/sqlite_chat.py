@@ -41,14 +41,10 @@ def models() -> ModelRegistry | None:
 agent = AgentSpec(id="chat", name="Chat", instructions="Be brief.")
 
 
-# --8<-- [start:storage]
 async def main(path: str, message: str) -> None:
     async with open_runtime(path, models=models()) as runtime:  # sessions in the SQLite file
         result = await runtime.run(agent, message, session_id="me")
         print(f"> {message}\n{result.output}")
-
-
-# --8<-- [end:storage]
 
 
 if __name__ == "__main__":
