@@ -59,6 +59,7 @@ __all__ = [
 WorkflowNodeStatus: TypeAlias = Literal[
     "pending", "ready", "running", "completed", "skipped", "failed", "cancelled"
 ]
+"""The state of one node of a workflow graph."""
 Activation: TypeAlias = Literal["all", "any", "first"]
 FailurePolicy: TypeAlias = Literal["fail-fast", "collect"]
 _MAX_SAFE: Final = 2**53 - 1

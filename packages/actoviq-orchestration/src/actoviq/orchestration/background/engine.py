@@ -55,7 +55,9 @@ __all__ = [
 ]
 
 DEFAULT_CANCEL_REASON = "Background child cancelled."
+"""The reason recorded when a background child is cancelled without one."""
 ENGINE_ENTRY_POINT_GROUP = "actoviq.orchestration.background_engines"
+"""The entry-point group background engines register under."""
 
 AgentResolver = Callable[
     [str], "AgentSpec[Any, Any] | Awaitable[AgentSpec[Any, Any] | None] | None"

@@ -63,6 +63,7 @@ __all__ = [
 ]
 
 DURABLE_CHILD_SCHEMA_VERSION: Final = 1
+"""The version of the durable child record this package writes."""
 
 DurableChildStatus: TypeAlias = Literal[
     "queued",
@@ -73,7 +74,9 @@ DurableChildStatus: TypeAlias = Literal[
     "cancelled",
     "needs_reconciliation",
 ]
+"""The status of a durable background child."""
 ReconcileResolution: TypeAlias = Literal["completed", "failed", "requeue"]
+"""How an operator resolves a child that needs reconciliation."""
 
 TERMINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
 """Statuses a record never leaves (``cancel`` does not overwrite ``failed``)."""

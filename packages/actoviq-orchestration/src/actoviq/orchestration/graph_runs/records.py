@@ -26,6 +26,7 @@ __all__ = [
 ]
 
 WORKFLOW_RUN_SCHEMA_VERSION: Final = 1
+"""The version of the durable workflow-run record this package writes."""
 RunStatus: TypeAlias = Literal["running", "completed", "failed", "cancelled"]
 NodeStatus: TypeAlias = Literal["running", "completed", "failed", "skipped", "cancelled"]
 
