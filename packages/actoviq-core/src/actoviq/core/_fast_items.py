@@ -21,6 +21,7 @@ this module learns the new shape; the generic path keeps working.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, repeat
 from typing import Any, Final, cast
@@ -184,6 +185,7 @@ _get = cast(Callable[[object, str], Any], dict.get)  # pyright: ignore[reportUnk
 _has = cast(Callable[[object, str], bool], dict.__contains__)  # pyright: ignore[reportUnknownMemberType]
 _find_surrogate = re.compile("[\ud800-\udfff]").search
 _NONE: Final = type(None)
+_drain: Final = deque[object](maxlen=0).extend
 _STR_TYPES: Final = frozenset({str})
 _OPT_STR_TYPES: Final = frozenset({str, _NONE})
 _DICT_TYPES: Final = frozenset({dict})
@@ -226,6 +228,18 @@ def _columns(batch: Sequence[dict[str, Any]], keys: tuple[str, ...]) -> list[lis
     return [list(map(_get, batch, repeat(key))) for key in keys]
 
 
+def _build(cls: type[Any], setters: tuple[_Setter, ...], *columns: list[Any]) -> list[Any]:
+    """``len(columns[0])`` new ``cls`` instances, slot ``i`` of each filled from ``columns[i]``.
+
+    Column by column: each pass is ``map`` over a slot descriptor's setter, so no Python frame
+    runs per item.
+    """
+    items = list(map(_new, repeat(cls, len(columns[0]))))
+    for setter, column in zip(setters, columns, strict=True):
+        _drain(map(setter, items, column))
+    return items
+
+
 def _texts(batch: Sequence[dict[str, Any]]) -> list[Any] | None:
     if _TEXT is None or not set(chain.from_iterable(batch)) <= _TEXT_KEYS:
         return None
@@ -234,17 +248,7 @@ def _texts(batch: Sequence[dict[str, Any]]) -> list[Any] | None:
         _literals(roles, _ROLES) and _strs(texts) and _opt_strs(idents) and _opt_objects(metadata)
     ):
         return None
-    set_role, set_text, set_id, set_metadata = _TEXT
-
-    def make(role: object, text: object, ident: object, meta: object) -> object:
-        item = _new(TextItem)
-        set_role(item, role)
-        set_text(item, text)
-        set_id(item, ident)
-        set_metadata(item, meta)
-        return item
-
-    return list(map(make, roles, texts, idents, metadata))
+    return _build(TextItem, _TEXT, roles, texts, idents, metadata)
 
 
 def _tool_calls(batch: Sequence[dict[str, Any]]) -> list[Any] | None:
@@ -253,17 +257,7 @@ def _tool_calls(batch: Sequence[dict[str, Any]]) -> list[Any] | None:
     idents, names, inputs, metadata = _columns(batch, ("id", "name", "input", "metadata"))
     if not (_strs(idents) and _strs(names) and _objects(inputs) and _opt_objects(metadata)):
         return None
-    set_id, set_name, set_input, set_metadata = _CALL
-
-    def make(ident: object, name: object, arguments: object, meta: object) -> object:
-        item = _new(ToolCallItem)
-        set_id(item, ident)
-        set_name(item, name)
-        set_input(item, arguments)
-        set_metadata(item, meta)
-        return item
-
-    return list(map(make, idents, names, inputs, metadata))
+    return _build(ToolCallItem, _CALL, idents, names, inputs, metadata)
 
 
 def _tool_results(batch: Sequence[dict[str, Any]]) -> list[Any] | None:
@@ -284,15 +278,8 @@ def _tool_results(batch: Sequence[dict[str, Any]]) -> list[Any] | None:
         and _opt_objects(metadata)
     ):
         return None
-    setters = _RESULT
-
-    def make(*values: object) -> object:
-        item = _new(ToolResultItem)
-        for setter, value in zip(setters, values, strict=True):
-            setter(item, value)
-        return item
-
-    return list(map(make, call_ids, statuses, outputs, names, idents, metadata))
+    columns = (call_ids, statuses, outputs, names, idents, metadata)
+    return _build(ToolResultItem, _RESULT, *columns)
 
 
 _BULK: Final[dict[object, Callable[[Sequence[dict[str, Any]]], list[Any] | None]]] = {
