@@ -12,6 +12,11 @@ Example:
 
 from __future__ import annotations
 
+from actoviq.profiles.background import (
+    BackgroundCheckpointRequiredError,
+    BackgroundChildAccessError,
+    BackgroundRuns,
+)
 from actoviq.profiles.build import (
     PROFILE_METADATA_KEY,
     ProfileOptions,
@@ -21,8 +26,6 @@ from actoviq.profiles.build import (
     profile_config_of,
 )
 from actoviq.profiles.coordination import (
-    BackgroundCheckpointRequiredError,
-    BackgroundRuns,
     ProfileOrchestrator,
     WorkflowDeterminismError,
     reduce_node_outputs,
@@ -46,6 +49,7 @@ from actoviq.profiles.memory import (
 from actoviq.profiles.permissions import PermissionPolicy, PermissionRules
 from actoviq.profiles.registry import (
     ProfileRegistry,
+    ProfileRuntime,
     create_profile_runtime,
     default_profile_registry,
 )
@@ -96,6 +100,7 @@ __all__ = [
     "AgentProfileInspection",
     "AgentProfileKind",
     "BackgroundCheckpointRequiredError",
+    "BackgroundChildAccessError",
     "BackgroundRuns",
     "BuiltAgentProfile",
     "ChildBudget",
@@ -116,6 +121,7 @@ __all__ = [
     "ProfileRef",
     "ProfileRegistry",
     "ProfileResult",
+    "ProfileRuntime",
     "ProfileRuntimeConfigurationError",
     "ProfileSecurity",
     "ProfileWorkspace",

@@ -1,4 +1,4 @@
-"""Supervisor, workflow and background bindings on actoviq-orchestration.
+"""Supervisor and workflow bindings on actoviq-orchestration.
 
 - ``orchestration`` service: a :class:`ProfileOrchestrator` (one :class:`ChildRunner` and run
   tree on the runtime, plus the agents a supervisor may spawn).
@@ -11,10 +11,8 @@
   ``idempotent-write`` tools run and handoffs (graph order) are refused;
   :func:`reduce_node_outputs` is the deterministic reducer (node-id order, independent of
   completion order).
-- ``background`` service, ``background.checkpoint`` middleware and ``background.query`` tool: a
-  background run must be checkpointed (refused at ``beforeRun`` when the runtime has no
-  checkpoint store); :class:`BackgroundRuns` reads a run's durable status from the store and
-  resumes it exactly once through the runtime.
+
+The ``background`` bindings live in :mod:`actoviq.profiles.background`.
 """
 
 from __future__ import annotations
@@ -43,12 +41,8 @@ from actoviq.runtime import (
 )
 
 __all__ = [
-    "BackgroundCheckpointRequiredError",
-    "BackgroundRuns",
     "ProfileOrchestrator",
     "WorkflowDeterminismError",
-    "background_middleware",
-    "background_tools",
     "determinism_middleware",
     "orchestration_scope_middleware",
     "reduce_node_outputs",
@@ -60,12 +54,6 @@ class WorkflowDeterminismError(ProfileError):
     """A workflow node tried something that breaks replay (a handoff)."""
 
     default_code: ClassVar[str] = "PROFILE_WORKFLOW_NONDETERMINISTIC"
-
-
-class BackgroundCheckpointRequiredError(ProfileError):
-    """A background profile ran on a runtime without a checkpoint store."""
-
-    default_code: ClassVar[str] = "PROFILE_BACKGROUND_CHECKPOINT_REQUIRED"
 
 
 def _profile(agent: AgentSpec[Any, Any] | None) -> Mapping[str, Any]:
@@ -252,83 +240,3 @@ def determinism_middleware(*, priority: int = -150) -> tuple[MiddlewareDefinitio
 def reduce_node_outputs(outputs: Mapping[str, JsonValue]) -> list[JsonObject]:
     """The deterministic reduction of node outputs: ``[{node, output}]`` in node-id order."""
     return [{"node": node, "output": outputs[node]} for node in sorted(outputs)]
-
-
-class BackgroundRuns:
-    """The ``background`` service: durable status and exactly-once recovery of background runs.
-
-    Args:
-        runtime: the shared runtime (its checkpoint store holds the runs' states).
-    """
-
-    def __init__(self, runtime: AgentRuntime) -> None:
-        self.runtime = runtime
-
-    def require_checkpoints(self) -> None:
-        """Raise unless the runtime checkpoints its runs.
-
-        Raises:
-            BackgroundCheckpointRequiredError: the runtime has no checkpoint store.
-        """
-        if self.runtime.checkpoint_store is None:
-            raise BackgroundCheckpointRequiredError(
-                "Background profiles need a checkpointed runtime: pass checkpoints= to "
-                "AgentRuntime."
-            )
-
-    async def status(self, run_id: str) -> JsonObject:
-        """``{runId, found, status, turn, interruptions}`` from the checkpoint store."""
-        self.require_checkpoints()
-        store = self.runtime.checkpoint_store
-        assert store is not None
-        state = await store.load(run_id)
-        if state is None:
-            return {"runId": run_id, "found": False}
-        interruptions = state.get("interruptions")
-        return {
-            "runId": run_id,
-            "found": True,
-            "status": state.get("status"),
-            "turn": state.get("turn"),
-            "interruptions": interruptions if isinstance(interruptions, list) else [],
-        }
-
-    async def recover(self, run_id: str, decisions: Iterable[Any] = ()) -> RunResult[Any]:
-        """Resume the stored run (exactly once, by the runtime's claim) and await its result.
-
-        Raises:
-            LookupError: no stored state for ``run_id``.
-        """
-        self.require_checkpoints()
-        store = self.runtime.checkpoint_store
-        assert store is not None
-        state = await store.load(run_id)
-        if state is None:
-            raise LookupError(f'No checkpoint for run "{run_id}".')
-        handle = self.runtime.resume(state, decisions)
-        return await handle.result()
-
-
-def background_middleware(runs: BackgroundRuns, *, priority: int = -250) -> MiddlewareDefinition:
-    """``beforeRun``: refuse a background run the runtime would not checkpoint."""
-
-    def check(ctx: RuntimeMiddlewareContext, next: Any) -> Any:
-        runs.require_checkpoints()
-        return next()
-
-    return define_middleware("background.checkpoint", "beforeRun", check, priority=priority)
-
-
-def background_tools(runs: BackgroundRuns) -> tuple[RuntimeTool, ...]:
-    """``background.query``: the durable status of a background run."""
-
-    @tool(name="background.query", effect="read")
-    async def query(run_id: str) -> dict[str, Any]:
-        """Read the durable status of a background run.
-
-        Args:
-            run_id: the run id.
-        """
-        return await runs.status(run_id)
-
-    return (query,)

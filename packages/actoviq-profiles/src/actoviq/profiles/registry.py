@@ -18,11 +18,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from actoviq.core import AgentSpec
+from actoviq.profiles.background import BackgroundRuns, background_middleware, background_tools
 from actoviq.profiles.coordination import (
-    BackgroundRuns,
     ProfileOrchestrator,
-    background_middleware,
-    background_tools,
     determinism_middleware,
     orchestration_scope_middleware,
     supervisor_tools,
@@ -46,6 +44,7 @@ from actoviq.profiles.workspace import (
 from actoviq.runtime import (
     AgentRuntime,
     ArtifactStore,
+    DurableChildStore,
     InMemoryArtifactBlobStore,
     InMemoryArtifactMetadataStore,
     InMemoryMemoryStore,
@@ -53,9 +52,15 @@ from actoviq.runtime import (
     MiddlewareDefinition,
     RuntimeTool,
     ServiceDefinition,
+    ToolEffect,
 )
 
-__all__ = ["ProfileRegistry", "create_profile_runtime", "default_profile_registry"]
+__all__ = [
+    "ProfileRegistry",
+    "ProfileRuntime",
+    "create_profile_runtime",
+    "default_profile_registry",
+]
 
 _MIDDLEWARE_IDS: Final = (
     "policy.permissions",
@@ -82,6 +87,9 @@ class ProfileRegistry:
         memory: the ``memory`` service (a :class:`MemoryStore`).
         compaction: the ``compaction`` service (its settings).
         skills: the ``skills`` service (a :class:`SkillLibrary`).
+        children: where the background profile's durable children live (None: in memory).
+        background_options: ``lease_ms``, ``owner_id``, ``tenant_id`` and ``effects`` of the
+            :class:`BackgroundRuns` (its ``BackgroundChildManager``).
         orchestrator / background: the runtime-bound services, set by :meth:`install`.
     """
 
@@ -97,7 +105,11 @@ class ProfileRegistry:
         skills: SkillLibrary | None = None,
         spawnable_agents: Iterable[AgentSpec[Any, Any]] = (),
         enforce_citations: bool = False,
+        children: DurableChildStore | None = None,
+        background_options: Mapping[str, Any] | None = None,
     ) -> None:
+        self.children = children
+        self.background_options = dict(background_options or {})
         self.skills = skills if skills is not None else SkillLibrary()
         self.enforce_citations = enforce_citations
         self.workspaces = workspaces
@@ -146,10 +158,13 @@ class ProfileRegistry:
         """Register every binding the runtime does not have yet; returns ``runtime``.
 
         ``checkpoints`` is registered (as the runtime's checkpoint store) only when the runtime
-        has one: a workflow or background profile is refused on a runtime without it.
+        has one: a workflow or background profile is refused on a runtime without it. Close
+        :attr:`background` (:meth:`aclose`) before the runtime, so children still running here
+        are handed over (their leases released) rather than cancelled; a
+        :class:`ProfileRuntime` does it.
         """
         orchestrator = ProfileOrchestrator(runtime, self.spawnable_agents)
-        background = BackgroundRuns(runtime)
+        background = BackgroundRuns(runtime, orchestrator, self.children, **self.background_options)
         self.orchestrator, self.background = orchestrator, background
         services: dict[str, Any] = {
             "workspace": self.workspaces,
@@ -178,6 +193,33 @@ class ProfileRegistry:
                 runtime.tools.register(runtime_tool)
         return runtime
 
+    async def aclose(self) -> None:
+        """Close the background manager of the last :meth:`install` (leases released)."""
+        if self.background is not None:
+            await self.background.aclose()
+
+
+class ProfileRuntime(AgentRuntime):
+    """An :class:`AgentRuntime` with a :class:`ProfileRegistry` installed.
+
+    :meth:`close` first closes the registry's background manager (children still running here
+    keep their durable records and are taken over by the next worker), then the runtime.
+    """
+
+    def __init__(self, registry: ProfileRegistry, **options: Any) -> None:
+        super().__init__(**options)
+        self.registry = registry
+        registry.install(self)
+        self.background = registry.background
+
+    async def close(self) -> None:
+        """Close the background manager, then the runtime (see :meth:`AgentRuntime.close`)."""
+        try:
+            if self.background is not None:
+                await self.background.aclose()
+        finally:
+            await super().close()
+
 
 def _constant(instance: object) -> Any:
     def factory() -> object:
@@ -200,6 +242,10 @@ def default_profile_registry(
     skills: SkillLibrary | Iterable[Skill] | None = None,
     spawnable_agents: Iterable[AgentSpec[Any, Any]] = (),
     enforce_citations: bool = False,
+    children: DurableChildStore | None = None,
+    background_lease_ms: int = 30_000,
+    background_effects: Mapping[str, ToolEffect] | None = None,
+    background_owner_id: str | None = None,
 ) -> ProfileRegistry:
     """The default bindings (all working; in-memory stores unless given).
 
@@ -215,6 +261,13 @@ def default_profile_registry(
         spawnable_agents: the agents a supervisor's ``agent.spawn`` may start.
         enforce_citations: fail a run whose profile requires citations and that cited none
             (default: the result metadata says ``citationsMissing: true``).
+        children: the durable child store of the background profile's children
+            (``SqliteStorage.children``; default: in memory, so they do not outlive the
+            process).
+        background_lease_ms: how long a child's lease outlives its worker's last heartbeat.
+        background_effects: replay safety of each spawnable agent's background work by agent
+            id (``read``, ``idempotent-write``; default ``side-effect``).
+        background_owner_id: this worker's id in the children's leases.
     """
     if isinstance(workspaces, WorkspaceRegistry):
         registry = workspaces
@@ -233,13 +286,19 @@ def default_profile_registry(
         skills=skills if isinstance(skills, SkillLibrary) else SkillLibrary(skills or ()),
         spawnable_agents=spawnable_agents,
         enforce_citations=enforce_citations,
+        children=children,
+        background_options={
+            "lease_ms": background_lease_ms,
+            "effects": dict(background_effects or {}),
+            "owner_id": background_owner_id,
+        },
     )
 
 
 def create_profile_runtime(
     registry: ProfileRegistry | None = None, **runtime_options: Any
-) -> AgentRuntime:
-    """An :class:`AgentRuntime` with ``registry`` installed and its permission policy.
+) -> ProfileRuntime:
+    """A :class:`ProfileRuntime`: ``registry`` installed, its permission policy, closed in order.
 
     ``runtime_options`` are :class:`AgentRuntime`'s keyword arguments (``models`` is required);
     ``tool_policy`` defaults to ``registry.tool_policy``. ``agents`` are registered after the
@@ -249,8 +308,7 @@ def create_profile_runtime(
     registry = registry if registry is not None else default_profile_registry()
     runtime_options.setdefault("tool_policy", registry.tool_policy)
     agents: Iterable[AgentSpec[Any, Any]] = runtime_options.pop("agents", ())
-    runtime = AgentRuntime(**runtime_options)
-    registry.install(runtime)
+    runtime = ProfileRuntime(registry, **runtime_options)
     for agent in agents:
         runtime.register_agent(agent)
     return runtime
