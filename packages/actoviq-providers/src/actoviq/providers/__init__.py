@@ -62,6 +62,13 @@ from actoviq.providers.output_limits import (
 from actoviq.providers.protocol import ModelProvider
 from actoviq.providers.registry import ModelRegistry, PreparedModelCall
 from actoviq.providers.stream import ModelStream, StreamMapper, abort_reason, check_call_available
+from actoviq.providers.tool_names import (
+    ANTHROPIC_TOOL_NAMES,
+    OPENAI_TOOL_NAMES,
+    ToolNameError,
+    ToolNameMap,
+    ToolNameRule,
+)
 from actoviq.providers.types import (
     FinishReason,
     ModelCallContext,
@@ -93,6 +100,7 @@ __all__ = [
     "ANTHROPIC_FALLBACK_MAX_TOKENS",
     "ANTHROPIC_MAX_OUTPUT_TOKENS",
     "ANTHROPIC_MESSAGES_CAPABILITIES",
+    "ANTHROPIC_TOOL_NAMES",
     "CAPABILITY_NAMES",
     "DEFAULT_ANTHROPIC_MODEL",
     "DEFAULT_OPENAI_MODEL",
@@ -100,6 +108,7 @@ __all__ = [
     "MINIMAL_CAPABILITIES",
     "OPENAI_CHAT_COMPAT_CAPABILITIES",
     "OPENAI_RESPONSES_CAPABILITIES",
+    "OPENAI_TOOL_NAMES",
     "BaseModelProvider",
     "CapabilitiesSource",
     "CapabilityResolver",
@@ -146,6 +155,9 @@ __all__ = [
     "ToolCallDelta",
     "ToolCapabilities",
     "ToolChoice",
+    "ToolNameError",
+    "ToolNameMap",
+    "ToolNameRule",
     "UsageReport",
     "abort_reason",
     "anthropic_max_tokens",

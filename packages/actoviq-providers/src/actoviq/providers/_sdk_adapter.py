@@ -37,7 +37,14 @@ from actoviq.providers.base import BaseModelProvider, PreparedCall
 from actoviq.providers.capabilities import CapabilitiesSource, CapabilityResolver, ModelCapabilities
 from actoviq.providers.mapping._common import MappingOptions
 from actoviq.providers.stream import StreamMapper, abort_reason
-from actoviq.providers.types import ModelCallContext, ModelRequest, ModelResponse, ResolvedModel
+from actoviq.providers.tool_names import ToolNameMap, ToolNameRule
+from actoviq.providers.types import (
+    ModelCallContext,
+    ModelRequest,
+    ModelResponse,
+    ModelStreamEvent,
+    ResolvedModel,
+)
 
 __all__ = [
     "RETRYABLE_STATUSES",
@@ -143,6 +150,8 @@ class SDKModelProvider(BaseModelProvider):
     _timeout_errors: tuple[type[BaseException], ...] = ()
     _path: ClassVar[str] = ""  # the API path every call is POSTed to
     _stream_cls: ClassVar[Any] = None  # the SDK's ``AsyncStream[object]``
+    tool_name_rule: ClassVar[ToolNameRule | None] = None
+    """The tool names the API accepts; others are mapped on the wire (:mod:`.tool_names`)."""
 
     def __init__(
         self,
@@ -191,8 +200,26 @@ class SDKModelProvider(BaseModelProvider):
         """How this adapter maps (raw response, raw items, provider events)."""
         return self._options
 
+    def tool_names(self, request: ModelRequest) -> ToolNameMap:
+        """How ``request``'s tool names go on the wire (see :class:`ToolNameMap`).
+
+        Raises:
+            ToolNameError: a name cannot be mapped to one the API accepts.
+        """
+        rule = self.tool_name_rule
+        if rule is None:
+            return ToolNameMap({}, {})
+        return ToolNameMap.for_request(request, rule)
+
     def build_body(self, request: ModelRequest, model_id: str, *, stream: bool) -> dict[str, Any]:
-        """The provider request body for ``request`` (pure; raises typed errors)."""
+        """The provider request body for ``request`` (pure; raises typed errors).
+
+        Tool names the API does not accept are sent mapped (:meth:`tool_names`).
+
+        Raises:
+            ToolNameError: a tool name cannot be mapped to one the API accepts.
+        """
+        request = self.tool_names(request).request(request)
         return self._build_body(
             request, model_id, self._options, stream=stream, **self._body_options
         )
@@ -312,11 +339,17 @@ class SDKModelProvider(BaseModelProvider):
             raise self._deadline_passed(limits) from error
 
     async def _generate(self, prepared: PreparedCall, context: ModelCallContext) -> ModelResponse:
+        names = self.tool_names(prepared.request)
         raw, _ = await self._send(prepared, context, stream=False)
-        return self._parse(raw, prepared.model, prepared.request, self._options)
+        parsed = self._parse(raw, prepared.model, names.request(prepared.request), self._options)
+        return names.response(parsed)
 
     def _stream_mapper(self, prepared: PreparedCall) -> StreamMapper:
-        return self._mapper_factory(prepared.model, prepared.request, self._options)
+        names = self.tool_names(prepared.request)
+        mapper = self._mapper_factory(
+            prepared.model, names.request(prepared.request), self._options
+        )
+        return mapper if names.identity else _NamedStreamMapper(mapper, names)
 
     async def _open_stream(
         self, prepared: PreparedCall, context: ModelCallContext
@@ -343,3 +376,17 @@ class SDKModelProvider(BaseModelProvider):
                 yield event
         finally:
             await sdk_stream.close()
+
+
+class _NamedStreamMapper:
+    """A stream mapper whose events carry canonical tool names."""
+
+    def __init__(self, mapper: StreamMapper, names: ToolNameMap) -> None:
+        self._mapper = mapper
+        self._names = names
+
+    def map(self, event: Any) -> list[ModelStreamEvent]:
+        return [self._names.event(mapped) for mapped in self._mapper.map(event)]
+
+    def finalize(self) -> ModelResponse:
+        return self._names.response(self._mapper.finalize())

@@ -28,6 +28,7 @@ from actoviq.providers.capabilities import (
 )
 from actoviq.providers.errors import MissingAPIKeyError, ProviderConfigurationError
 from actoviq.providers.mapping import anthropic as mapping
+from actoviq.providers.tool_names import ANTHROPIC_TOOL_NAMES
 
 __all__ = ["AnthropicProvider"]
 
@@ -72,6 +73,7 @@ class AnthropicProvider(SDKModelProvider):
     _timeout_errors = (httpx2.TimeoutException,)
     _path = "/v1/messages"
     _stream_cls = anthropic.AsyncStream[object]
+    tool_name_rule = ANTHROPIC_TOOL_NAMES
 
     def __init__(
         self,

@@ -33,6 +33,7 @@ from actoviq.providers.capabilities import (
 from actoviq.providers.errors import MissingAPIKeyError, ProviderConfigurationError
 from actoviq.providers.mapping import openai_chat, openai_responses
 from actoviq.providers.mapping.chat_compat import OpenAICompat, OpenAICompatLike, resolve_compat
+from actoviq.providers.tool_names import OPENAI_TOOL_NAMES
 
 __all__ = ["OpenAIChatProvider", "OpenAIResponsesProvider"]
 
@@ -72,6 +73,7 @@ class _OpenAIProvider(SDKModelProvider):
     _transport_errors = (httpx2.TransportError,)
     _timeout_errors = (httpx2.TimeoutException,)
     _stream_cls = openai.AsyncStream[object]
+    tool_name_rule = OPENAI_TOOL_NAMES
     _default_id: ClassVar[str]
     _default_capabilities: ClassVar[ModelCapabilities]
     _api: ClassVar[MappingApi]
