@@ -240,6 +240,14 @@ class EventDispatcher:
             (sink, cast(_WriteOwned | None, getattr(sink, "write_owned", None)))
             for sink in self._sinks
         )
+        # Whether anything outside the dispatcher can see an event: a sink, or a processor other
+        # than the built-in redaction (which only returns a redacted clone, keeping no trace of
+        # it). A runtime skips building events nobody can see (see :attr:`observed`).
+        self._observed = bool(self._sinks) or not all(
+            processor.__class__ is RedactionProcessor
+            and cast(RedactionProcessor, processor).redactor.__class__ is Redactor
+            for processor in self._processors
+        )
         _check_ids("processor", self._processors)
         _check_ids("sink", self._sinks)
         if failure_mode not in ("isolate", "raise"):
@@ -265,6 +273,18 @@ class EventDispatcher:
     def sinks(self) -> tuple[EventSink, ...]:
         """The sinks, in order."""
         return self._sinks
+
+    @property
+    def observed(self) -> bool:
+        """True when a dispatched event can be seen outside the dispatcher.
+
+        False only without sinks and with no processor but the built-in
+        :class:`RedactionProcessor` (with the built-in :class:`Redactor`): then dispatching
+        returns a redacted clone and nobody else receives anything, so a producer that does not
+        need that clone may skip building the event (the runtime does, for runs without a
+        stream; it still counts the event's sequence).
+        """
+        return self._observed
 
     @property
     def failures(self) -> tuple[DeliveryFailure, ...]:

@@ -97,6 +97,14 @@ class RunEventSequencer:
         """The sequence of the last event stamped (or the committed one passed in)."""
         return self._sequence
 
+    def skip(self) -> int:
+        """Count one event that is not built (nobody would receive it); return its sequence.
+
+        The next stamped event follows it, as if it had been stamped and dropped.
+        """
+        self._sequence += 1
+        return self._sequence
+
     def next(self, type: str, data: EventData = None, *, timestamp: str | None = None) -> RunEvent:
         """Stamp the next event of the run.
 

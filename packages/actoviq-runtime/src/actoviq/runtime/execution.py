@@ -175,6 +175,9 @@ class RunExecution:
         self.final_state: JsonObject | None = None
         self.deadline_ms = seed.deadline_ms
         self.deadline_at = to_iso_ms(self.deadline_ms)  # fixed for the run: formatted once
+        # Nobody can see this run's events (no stream, no sink, no observing processor): they
+        # are counted, never built (the state's lastEventSequence stays the same).
+        self.silent = buffer is None and parts.unobserved_events
         self.sequencer = RunEventSequencer(
             state.trace, state.last_event_sequence, ids=parts.ids, clock=parts.clock
         )
@@ -327,16 +330,23 @@ class RunExecution:
 
     # -- events -----------------------------------------------------------------------------------
 
-    async def emit(self, type: str, data: JsonValue, *, terminal: bool = False) -> RunEvent | None:
+    async def emit(
+        self, type: str, data: JsonValue, *, terminal: bool = False, host: bool = False
+    ) -> RunEvent | None:
         """Stamp, dispatch (processors then sinks) and hand the event to the stream.
 
         A ``terminal`` event (how the run ended) is dispatched in isolate mode: a failing sink is
-        reported by the dispatcher and the other sinks and the handle still get it.
+        reported by the dispatcher and the other sinks and the handle still get it. In a
+        :attr:`silent` run the runtime's own events are only counted (``host`` events, whose
+        data the runtime did not build, are always dispatched).
 
         Raises:
             RunPersistenceError: ``EVENT_DELIVERY_FAILED`` (a sink or processor failed in
                 ``"raise"`` mode).
         """
+        if self.silent and not host and not self.parts.dispatcher.closed:
+            self.sequencer.skip()
+            return None
         event = self.sequencer.next(type, data)
         try:
             delivered = await self.parts.dispatcher.dispatch(event, isolate=terminal)

@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from actoviq.core import AgentSpec, HandoffRef, ModelRefParts, RunLimits, TextItem
-from actoviq.events import Clock, EventDispatcher, IdFactory
+from actoviq.events import Clock, EventDispatcher, IdFactory, RandomIdFactory, SystemClock
 from actoviq.providers import ModelOutputSchema, ModelRegistry, ModelToolDefinition
 from actoviq.runtime.concurrency import RunGate, SessionLocks
 from actoviq.runtime.handle import BufferPolicy
@@ -41,6 +41,18 @@ class RuntimeParts:
     buffer_policy: BufferPolicy
     lease_ms: int
     ledger: RunLedger
+    unobserved_events: bool = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        # No sink, no processor but the built-in redaction (``EventDispatcher.observed``), the
+        # default ids and clock (an injected one sees every event stamped): an event of a run
+        # without a stream reaches nobody, so it is counted (its sequence) but never built.
+        unobserved = (
+            not self.dispatcher.observed
+            and self.ids.__class__ is RandomIdFactory
+            and self.clock.__class__ is SystemClock
+        )
+        object.__setattr__(self, "unobserved_events", unobserved)
 
 
 @attrs.define(kw_only=True, slots=True)

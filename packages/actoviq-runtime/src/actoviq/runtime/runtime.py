@@ -540,7 +540,7 @@ class AgentRuntime:
         execution = self._active.get(run_id)
         if execution is None or execution.terminal:
             return False
-        await execution.emit(type, data)
+        await execution.emit(type, data, host=True)
         return True
 
     def run_sync(
