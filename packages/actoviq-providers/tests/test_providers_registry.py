@@ -326,3 +326,20 @@ async def test_scripted_delay_is_abortable() -> None:
     with pytest.raises(RuntimeError, match="stop now"):
         await provider.generate(req("scripted:m"), ModelCallContext(signal=controller.signal))
     assert provider.calls == []  # aborted before the call was made
+
+
+def test_string_routes_follow_registration_changes() -> None:
+    first, second = ScriptedProvider(id="a"), ScriptedProvider(id="a")
+    registry = ModelRegistry([first])
+    assert registry.provider_for("m") is first  # bare name: the only provider
+    assert registry.provider_for("a:m") is first
+    registry.register(second, replace=True)
+    assert registry.provider_for("a:m") is second and registry.provider_for("m") is second
+    other = ScriptedProvider(id="b")
+    registry.register(other)
+    with pytest.raises(ModelRefError, match="provider:model"):
+        registry.provider_for("m")  # two providers: a bare name has no default any more
+    assert registry.unregister("a")
+    with pytest.raises(ModelRegistryError, match="Unknown model provider a"):
+        registry.provider_for("a:m")
+    assert registry.provider_for("m") is other

@@ -43,6 +43,9 @@ class PreparedModelCall:
     request: ModelRequest
 
 
+_ROUTES_LIMIT = 256  # distinct model strings whose provider is remembered
+
+
 class ModelRegistry(AsyncCloseable):
     """Providers by id, with a default provider for bare model names.
 
@@ -66,6 +69,9 @@ class ModelRegistry(AsyncCloseable):
         default_model: str | ModelRefParts | None = None,
     ) -> None:
         self._providers: dict[str, ModelProvider] = {}
+        # provider_for() of a string reference, which depends only on the registered providers
+        # (cleared whenever they change; bounded by the distinct model strings routed).
+        self._routes: dict[str, ModelProvider] = {}
         for provider in providers:
             self.register(provider)
         if (
@@ -89,10 +95,12 @@ class ModelRegistry(AsyncCloseable):
         if provider_id in self._providers and not replace:
             raise ModelRegistryError(f"Model provider {provider_id} is already registered.")
         self._providers[provider_id] = provider
+        self._routes.clear()
         return self
 
     def unregister(self, provider_id: str) -> bool:
         """Remove a provider; False when it was not registered."""
+        self._routes.clear()
         return self._providers.pop(provider_id, None) is not None
 
     def has(self, provider_id: str) -> bool:
@@ -136,7 +144,16 @@ class ModelRegistry(AsyncCloseable):
 
     def provider_for(self, ref: RefLike) -> ModelProvider:
         """The provider that owns ``ref``."""
-        return self.get(self.parts(ref).provider)
+        if ref.__class__ is not str:
+            return self.get(self.parts(ref).provider)
+        routes = self._routes
+        provider = routes.get(ref)  # type: ignore[arg-type]
+        if provider is None:
+            provider = self.get(self.parts(ref).provider)
+            if len(routes) >= _ROUTES_LIMIT:
+                routes.clear()
+            routes[ref] = provider  # type: ignore[index]
+        return provider
 
     async def resolve(self, ref: RefLike) -> ResolvedModel:
         """Resolve through the owning provider (always passing the ``{provider, model}`` form)."""
