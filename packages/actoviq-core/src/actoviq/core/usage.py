@@ -219,7 +219,10 @@ class UsageAccumulator:
 
     def add(self, delta: Mapping[str, object] | Usage) -> UsageAccumulator:
         """Validate and add one delta; returns self."""
-        self._total = self._total + normalize_usage_delta(delta)
+        usage = normalize_usage_delta(delta)
+        # Zero plus a (validated, frozen) Usage is that Usage: the first call of a run adds to
+        # the empty total, so it is shared instead of rebuilt.
+        self._total = usage if self._total is _EMPTY else self._total + usage
         return self
 
     def add_all(self, deltas: Iterable[Mapping[str, object] | Usage]) -> UsageAccumulator:

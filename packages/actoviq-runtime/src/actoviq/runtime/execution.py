@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, cast
@@ -40,7 +41,6 @@ from actoviq.core import (
     RunLimits,
     UsageAccumulator,
     empty_usage,
-    to_iso,
 )
 from actoviq.events import RunEvent, RunEventSequencer, TraceContext
 from actoviq.providers import ModelProvider, ModelResponse
@@ -359,6 +359,17 @@ class RunExecution:
             await self.buffer.put(delivered)
         return delivered
 
+    def skip_event(self) -> bool:
+        """Count the next event instead of emitting it when nobody can see it (:attr:`silent`).
+
+        For call sites whose event data costs something to build: ``if not run.skip_event():
+        await run.emit(...)``.
+        """
+        if self.silent and not self.parts.dispatcher.closed:
+            self.sequencer.skip()
+            return True
+        return False
+
     async def emit_start(self, *, terminal: bool = False) -> None:
         """Emit ``run.started`` (or ``run.resumed``) once (``terminal``: as part of the end)."""
         if not self._start_emitted:
@@ -446,8 +457,24 @@ class RunExecution:
             task.uncancel()
 
 
-def to_iso_ms(epoch_ms: float) -> str:
-    """Epoch milliseconds as the ISO-8601 text of state timestamps."""
-    from datetime import UTC, datetime
+_second_text: tuple[int, str] = (-1, "")  # the last second formatted (tuples replaced whole)
 
-    return to_iso(datetime.fromtimestamp(epoch_ms / 1000.0, UTC))
+
+def to_iso_ms(epoch_ms: float) -> str:
+    """Epoch milliseconds as the ISO-8601 text of state timestamps (``to_iso`` of that moment).
+
+    Every run formats its deadline: the date and time of day are cached per second (runs started
+    in the same second share it), so a run pays one division and one f-string.
+    """
+    global _second_text
+    # The microsecond rounding of datetime.fromtimestamp(epoch_ms / 1000): half-even on the
+    # fraction of the second, then the milliseconds are truncated (to_iso).
+    fraction_s, whole = math.modf(epoch_ms / 1000.0)
+    micro = round(fraction_s * 1e6)
+    seconds = int(whole) + micro // 1_000_000
+    fraction = micro % 1_000_000 // 1000
+    cached = _second_text
+    if cached[0] != seconds:
+        cached = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(seconds)))
+        _second_text = cached
+    return f"{cached[1]}{fraction:03d}Z"

@@ -51,9 +51,7 @@ async def execute(run: RunExecution) -> RunResult[Any]:
     run.running = True
     loop = asyncio.get_running_loop()
     timer = loop.call_later(
-        max(0.0, (run.deadline_ms - time.time() * 1000) / 1000.0),
-        run.abort,
-        RunDeadlineExceededError(run_id=run.run_id),
+        max(0.0, (run.deadline_ms - time.time() * 1000) / 1000.0), _deadline_passed, run
     )
     beat = (
         loop.create_task(run.persistence.heartbeat(run.abort))
@@ -72,6 +70,10 @@ async def execute(run: RunExecution) -> RunResult[Any]:
             await asyncio.wait({beat})
         if run.final_state is not None:
             run.parts.ledger.record(run.final_state, always=run.resumed)
+
+
+def _deadline_passed(run: RunExecution) -> None:
+    run.abort(RunDeadlineExceededError(run_id=run.run_id))  # built only when it fires
 
 
 async def _claim(run: RunExecution) -> None:
@@ -197,7 +199,8 @@ async def _turns(run: RunExecution) -> RunResult[Any]:
                 break
             continue
         await finish_turn(run, {})
-        await run.stage(MiddlewareStage.AFTER_TURN, lambda ctx: None, lambda: None)
+        if run.pipeline.has(MiddlewareStage.AFTER_TURN):
+            await run.stage(MiddlewareStage.AFTER_TURN, lambda ctx: None, lambda: None)
         if run.handoff is not None:
             return await hand_off(run, response)
     if response is None or (

@@ -50,7 +50,8 @@ async def model_turn(run: RunExecution) -> ModelResponse:
             phase="model_call",
         )
     request = _model_request(run, model)
-    await run.emit("model.requested", {"turn": run.turn + 1, "model": model_ref_json(model)})
+    if not run.skip_event():
+        await run.emit("model.requested", {"turn": run.turn + 1, "model": model_ref_json(model)})
     pipeline = run.pipeline
     if pipeline.has(MiddlewareStage.WRAP_MODEL_CALL):
         response = await pipeline.run_wrap(
@@ -106,17 +107,18 @@ async def model_turn(run: RunExecution) -> ModelResponse:
 
         run.pending = prepare_pending(run, calls)
     await run.save()
-    await run.emit(
-        "model.completed",
-        {
-            "turn": run.turn,
-            "finishReason": response.finish_reason,
-            "usage": cast(
-                JsonObject,
-                (response.usage if isinstance(response.usage, Usage) else usage).to_json(),
-            ),
-        },
-    )
+    if not run.skip_event():
+        await run.emit(
+            "model.completed",
+            {
+                "turn": run.turn,
+                "finishReason": response.finish_reason,
+                "usage": cast(
+                    JsonObject,
+                    (response.usage if isinstance(response.usage, Usage) else usage).to_json(),
+                ),
+            },
+        )
     return response
 
 

@@ -27,6 +27,8 @@ async def prepare_input(run: RunExecution) -> list[CanonicalItem]:
     Raises:
         MiddlewareInvariantViolationError: middleware returned something else.
     """
+    if not run.pipeline.has(MiddlewareStage.PREPARE_INPUT):
+        return list(run.input)  # nobody listens: not even a stage call
     original = tuple(run.input)
     prepared = await run.stage(
         MiddlewareStage.PREPARE_INPUT,
@@ -121,9 +123,10 @@ async def start_transcript(run: RunExecution, prepared: list[CanonicalItem]) -> 
             )
     run.transcript = prepared
     await run.save()
-    await run.stage(
-        MiddlewareStage.BEFORE_RUN, lambda ctx: None, lambda: None, input=tuple(prepared)
-    )
+    if run.pipeline.has(MiddlewareStage.BEFORE_RUN):
+        await run.stage(
+            MiddlewareStage.BEFORE_RUN, lambda ctx: None, lambda: None, input=tuple(prepared)
+        )
 
 
 def _revision_conflict(run_id: str, expected: str | None, actual: str) -> RunError:

@@ -55,12 +55,15 @@ async def finalize(run: RunExecution, response: ModelResponse) -> RunResult[Any]
         RunError: ``OUTPUT_GUARDRAIL_REJECTED``, ``GUARDRAIL_INVALID`` or a session failure.
         MiddlewareInvariantViolationError: ``afterRun`` did not return a :class:`RunResult`.
     """
-    output = await run.stage(
-        MiddlewareStage.FINALIZE_OUTPUT,
-        lambda ctx: default_output(run, response),
-        lambda: default_output(run, response),
-        model_response=response,
-    )
+    if run.pipeline.has(MiddlewareStage.FINALIZE_OUTPUT):
+        output = await run.stage(
+            MiddlewareStage.FINALIZE_OUTPUT,
+            lambda ctx: default_output(run, response),
+            lambda: default_output(run, response),
+            model_response=response,
+        )
+    else:
+        output = default_output(run, response)
     for guardrail in run.agent.output_guardrails:
         decision = await run.guardrail(guardrail.evaluate(run.run_context, output))
         if not decision.allowed:
@@ -118,8 +121,10 @@ async def _complete(
     run.status = "completed"
     run.terminal = True
     await run.save()  # the commit point: from here on the run has completed
-    data: JsonObject = {"status": result.status, "usage": cast(JsonObject, result.usage.to_json())}
     store = run.parts.checkpoint_store
+    if store is None and before is None and run.skip_event():
+        return result  # run.completed is counted: nobody could see it
+    data: JsonObject = {"status": result.status, "usage": cast(JsonObject, result.usage.to_json())}
     if store is not None and run.persistence.claiming is None:
         # A claiming store keeps the completed record: it is what refuses a late resume. Other
         # stores delete (or tombstone) it; a failed delete cannot undo the completion, so
