@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import uuid
 from pathlib import Path
@@ -94,7 +95,7 @@ async def test_append_only_triggers_are_back_after_a_delete(tmp_path: Path) -> N
             tenant_id="t", session_id="b", expected_revision=0, items=_items("x", 1)
         )
         assert await storage.delete_session(tenant_id="t", session_id="a")
-    with sqlite3.connect(path) as conn, pytest.raises(sqlite3.DatabaseError):
+    with contextlib.closing(sqlite3.connect(path)) as conn, pytest.raises(sqlite3.DatabaseError):
         conn.execute("DELETE FROM storage_v2_session_turns WHERE session_id = 'b'")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 
@@ -119,7 +120,8 @@ async def test_a_corrupt_turn_written_behind_the_cache_fails_closed(tmp_path: Pa
                 expected_revision=loaded.revision,
             )
         await adapter.load(tenant_id=T, session_id="s")  # cached through sequence 2
-        with sqlite3.connect(path) as raw:  # a damaged turn appended behind the cache
+        # a damaged turn appended behind the cache (closing(): `with connect()` only commits)
+        with contextlib.closing(sqlite3.connect(path)) as raw, raw:
             raw.execute(
                 "INSERT INTO storage_v2_session_turns SELECT tenant_id, session_id, 3, 3, "
                 "created_at, '[\"x\"]', kinds_json, item_created_at_json, "

@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import sys
+import uuid
 from pathlib import Path
 from typing import Any, cast
 
@@ -84,7 +85,7 @@ async def test_two_processes_race_one_wins_and_the_effect_runs_once(
     kind: str, tmp_path: Path
 ) -> None:
     db, effects = _target(kind, tmp_path), tmp_path / "effects.log"
-    run_id = f"race-{tmp_path.name}"
+    run_id = f"race-{uuid.uuid4().hex}"
     state_file = tmp_path / "state.json"
     await _interrupt(db, effects, run_id, state_file)
     workers = [await _worker(db, state_file, effects, "race") for _ in range(2)]
@@ -129,7 +130,7 @@ async def test_the_same_approval_delivered_twice_runs_the_effect_once(
     # One process resumes and completes; a later process (a redelivered webhook, a host retry)
     # resumes the very same state and is refused with the stored status: nothing runs twice.
     db, effects = _target(kind, tmp_path), tmp_path / "effects.log"
-    run_id = f"twice-{tmp_path.name}"
+    run_id = f"twice-{uuid.uuid4().hex}"
     state_file = tmp_path / "state.json"
     await _interrupt(db, effects, run_id, state_file)
     assert await _resume_in_a_process(db, state_file, effects) == {"outcome": "completed"}
@@ -148,7 +149,7 @@ async def test_an_older_state_after_a_newer_interruption_is_refused_across_proce
     # The first resume runs the first charge and stops again for the second one. The original
     # state, resumed later by another process, is superseded: refused, its charge not repeated.
     db, effects = _target(kind, tmp_path), tmp_path / "effects.log"
-    run_id = f"newer-{tmp_path.name}"
+    run_id = f"newer-{uuid.uuid4().hex}"
     state_file = tmp_path / "state.json"
     await _interrupt(db, effects, run_id, state_file, TWICE)
     assert await _resume_in_a_process(db, state_file, effects) == {"outcome": "interrupted"}
@@ -166,7 +167,7 @@ async def test_an_older_state_after_a_newer_interruption_is_refused_across_proce
 @pytest.mark.parametrize("kind", TARGETS)
 async def test_sigkill_mid_resume_then_recovery_after_the_lease(kind: str, tmp_path: Path) -> None:
     db, effects = _target(kind, tmp_path), tmp_path / "effects.log"
-    run_id = f"killed-{tmp_path.name}"
+    run_id = f"killed-{uuid.uuid4().hex}"
     state_file = tmp_path / "state.json"
     interrupted = await _interrupt(db, effects, run_id, state_file)
     worker = await _worker(db, state_file, effects, "kill")
