@@ -47,6 +47,7 @@ from actoviq.profiles.memory import (
     estimate_tokens,
 )
 from actoviq.profiles.permissions import PermissionPolicy, PermissionRules
+from actoviq.profiles.processes import ProcessSandbox, ProcessSandboxUnavailableError
 from actoviq.profiles.registry import (
     ProfileRegistry,
     ProfileRuntime,
@@ -109,6 +110,8 @@ __all__ = [
     "CompactionSettings",
     "PermissionPolicy",
     "PermissionRules",
+    "ProcessSandbox",
+    "ProcessSandboxUnavailableError",
     "ProfileConsistencyError",
     "ProfileDefinitionError",
     "ProfileDependencies",

@@ -24,6 +24,7 @@ of seeing them cancelled.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final, cast
 
@@ -393,12 +394,11 @@ def background_tools(runs: BackgroundRuns) -> tuple[RuntimeTool, ...]:
             child_id: the child's id, as background.spawn returned it.
         """
         await _child_of(runs, ctx.run_id, child_id)
-        wait = runs.wait(child_id)
-        if ctx.deadline is not None:
-            loop = asyncio.get_running_loop()
-            async with asyncio.timeout(max(ctx.deadline - loop.time(), 0.0)):
-                return _summary(await wait)
-        return _summary(await wait)
+        remaining = None
+        if ctx.deadline is not None:  # epoch milliseconds
+            remaining = max(0.0, (ctx.deadline - time.time() * 1000) / 1000)
+        async with asyncio.timeout(remaining):
+            return _summary(await runs.wait(child_id))
 
     @tool(name="background.query", effect="read")
     async def query(ctx: ToolExecutionContext, child_id: str) -> JsonObject:

@@ -7,6 +7,11 @@
   claimed past ``maxChildRuns`` or deeper than ``maxDepth`` are refused by the ledger); the
   scope is completed when the run ends.
 - ``agent.spawn`` tool: runs one child agent under the calling run's scope (fail-fast).
+- ``agent.as-tool`` tool: calls a spawnable agent like a tool through actoviq-orchestration's
+  :class:`~actoviq.orchestration.AgentTool` (the supervisor stays the owner; a failed child is
+  an error result; a child waiting for an approval suspends the call until it is resumed).
+- ``workflow.approval`` tool: a human gate inside a workflow node (an approval interruption the
+  host answers; replay-safe, so the determinism middleware lets it run).
 - ``workflow.determinism`` middleware: a workflow node may be replayed, so only ``read`` and
   ``idempotent-write`` tools run and handoffs (graph order) are refused;
   :func:`reduce_node_outputs` is the deterministic reducer (node-id order, independent of
@@ -17,6 +22,7 @@ The ``background`` bindings live in :mod:`actoviq.profiles.background`.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, cast
 
@@ -27,6 +33,7 @@ from actoviq.orchestration import (
     ChildRunner,
     InMemoryBudgetLedger,
     OrchestrationScope,
+    agent_as_tool,
 )
 from actoviq.profiles.errors import ProfileError
 from actoviq.runtime import (
@@ -34,9 +41,12 @@ from actoviq.runtime import (
     MiddlewareDefinition,
     RuntimeMiddlewareContext,
     RuntimeTool,
+    ToolBehavior,
     ToolCallDenied,
+    ToolDescriptor,
     ToolExecutionContext,
     define_middleware,
+    json_schema_input,
     tool,
 )
 
@@ -47,6 +57,7 @@ __all__ = [
     "orchestration_scope_middleware",
     "reduce_node_outputs",
     "supervisor_tools",
+    "workflow_tools",
 ]
 
 
@@ -192,7 +203,7 @@ def orchestration_scope_middleware(
 
 
 def supervisor_tools(orchestrator: ProfileOrchestrator) -> tuple[RuntimeTool, ...]:
-    """``agent.spawn``: delegate a task to a spawnable agent as a child run."""
+    """``agent.spawn`` (a child run) and ``agent.as-tool`` (an agent tool) on spawnable agents."""
 
     @tool(name="agent.spawn", effect="side-effect")
     async def spawn(ctx: ToolExecutionContext, agent: str, task: str) -> dict[str, Any]:
@@ -205,7 +216,66 @@ def supervisor_tools(orchestrator: ProfileOrchestrator) -> tuple[RuntimeTool, ..
         """
         return await orchestrator.spawn(ctx.run_id, agent, task)
 
-    return (spawn,)
+    agent_tools: dict[str, RuntimeTool] = {}
+
+    def agent_tool(agent_id: object) -> RuntimeTool:
+        if not isinstance(agent_id, str) or agent_id not in orchestrator.agents:
+            raise LookupError(f'Agent "{agent_id}" is not spawnable here.')
+        found = agent_tools.get(agent_id)
+        if found is None:
+            found = agent_as_tool(orchestrator.agents[agent_id], orchestrator.runner)
+            found = agent_tools[agent_id] = found.as_runtime_tool()
+        return found
+
+    async def as_tool(ctx: ToolExecutionContext, value: Any) -> Any:
+        arguments = cast(Mapping[str, Any], value)
+        delegate = agent_tool(arguments["agent"])
+        outcome = delegate.execute(ctx, {"input": arguments["input"]})
+        return await outcome if inspect.isawaitable(outcome) else outcome
+
+    as_tool_schema: JsonObject = {
+        "type": "object",
+        "properties": {
+            "agent": {"type": "string", "description": "The id of the agent to call."},
+            "input": {"type": "string", "description": "The request for the agent."},
+        },
+        "required": ["agent", "input"],
+        "additionalProperties": False,
+    }
+    call_agent = RuntimeTool(
+        descriptor=ToolDescriptor(
+            name="agent.as-tool",
+            description=(
+                "Ask another agent and get its answer as this tool's result; you stay in "
+                "charge of the conversation."
+            ),
+            input=json_schema_input(as_tool_schema),
+            behavior=ToolBehavior(effect="side-effect"),
+        ),
+        execute=as_tool,
+    )
+    return (spawn, call_agent)
+
+
+def workflow_tools() -> tuple[RuntimeTool, ...]:
+    """``workflow.approval``: wait for a human's approval before the node goes on."""
+
+    @tool(name="workflow.approval", effect="idempotent-write", requires_approval=True)
+    def approval(ctx: ToolExecutionContext, question: str) -> dict[str, Any]:
+        """Ask a human to approve something before the workflow node continues.
+
+        Args:
+            ctx: the call's context (supplied by the runtime, not the model).
+            question: what the human is asked to approve.
+        """
+        decision = ctx.approval
+        return {
+            "approved": True,
+            "question": question,
+            "interruptionId": decision.interruption_id if decision is not None else None,
+        }
+
+    return (approval,)
 
 
 def determinism_middleware(*, priority: int = -150) -> tuple[MiddlewareDefinition, ...]:

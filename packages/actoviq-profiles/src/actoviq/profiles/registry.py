@@ -24,9 +24,11 @@ from actoviq.profiles.coordination import (
     determinism_middleware,
     orchestration_scope_middleware,
     supervisor_tools,
+    workflow_tools,
 )
 from actoviq.profiles.memory import CompactionSettings, compaction_middleware, memory_middleware
 from actoviq.profiles.permissions import PermissionPolicy, PermissionRules, permissions_middleware
+from actoviq.profiles.processes import ProcessSandbox, process_tools
 from actoviq.profiles.research import (
     ResearchDocument,
     SourceIndex,
@@ -90,6 +92,7 @@ class ProfileRegistry:
         children: where the background profile's durable children live (None: in memory).
         background_options: ``lease_ms``, ``owner_id``, ``tenant_id`` and ``effects`` of the
             :class:`BackgroundRuns` (its ``BackgroundChildManager``).
+        processes: how ``workspace.shell``/``test``/``git`` run (a bubblewrap sandbox).
         orchestrator / background: the runtime-bound services, set by :meth:`install`.
     """
 
@@ -107,7 +110,9 @@ class ProfileRegistry:
         enforce_citations: bool = False,
         children: DurableChildStore | None = None,
         background_options: Mapping[str, Any] | None = None,
+        processes: ProcessSandbox | None = None,
     ) -> None:
+        self.processes = processes if processes is not None else ProcessSandbox()
         self.children = children
         self.background_options = dict(background_options or {})
         self.skills = skills if skills is not None else SkillLibrary()
@@ -148,9 +153,11 @@ class ProfileRegistry:
     ) -> tuple[RuntimeTool, ...]:
         return (
             *workspace_tools(self.workspaces),
+            *process_tools(self.workspaces, self.processes),
             *research_tools(self.sources),
             *artifact_tools(self.artifacts),
             *supervisor_tools(orchestrator),
+            *workflow_tools(),
             *background_tools(background),
         )
 
@@ -246,6 +253,7 @@ def default_profile_registry(
     background_lease_ms: int = 30_000,
     background_effects: Mapping[str, ToolEffect] | None = None,
     background_owner_id: str | None = None,
+    processes: ProcessSandbox | None = None,
 ) -> ProfileRegistry:
     """The default bindings (all working; in-memory stores unless given).
 
@@ -268,6 +276,8 @@ def default_profile_registry(
         background_effects: replay safety of each spawnable agent's background work by agent
             id (``read``, ``idempotent-write``; default ``side-effect``).
         background_owner_id: this worker's id in the children's leases.
+        processes: the sandbox of ``workspace.shell``, ``workspace.test`` and ``workspace.git``
+            (timeout, output cap, test command; default :class:`ProcessSandbox`).
     """
     if isinstance(workspaces, WorkspaceRegistry):
         registry = workspaces
@@ -292,6 +302,7 @@ def default_profile_registry(
             "effects": dict(background_effects or {}),
             "owner_id": background_owner_id,
         },
+        processes=processes,
     )
 
 

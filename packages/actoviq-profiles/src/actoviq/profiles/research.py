@@ -1,4 +1,4 @@
-"""Research: ``research.search``/``research.fetch``, ``artifacts.write``, ``research.citations``.
+"""Research: ``research.search``/``fetch``/``crawl``, ``artifacts.write``, ``research.citations``.
 
 ``research.search`` ranks the registered documents by how many query terms they contain and
 returns each hit with a ``citations`` entry (``{id, title, url}``). The ``research.citations``
@@ -50,6 +50,7 @@ __all__ = [
 ARTIFACT_TENANT: Final = "default"
 """The tenant ``artifacts.write`` stores under when the run's metadata names none."""
 _WORD: Final = re.compile(r"\w+", re.UNICODE)
+_URL: Final = re.compile(r"https?://[^\s<>()\[\]\"']+")
 
 
 class CitationsRequiredError(ProfileError):
@@ -101,6 +102,28 @@ class SourceIndex:
             found = next((d for d in self._documents.values() if d.url == document_id), None)
         return found
 
+    def crawl(self, start: str, *, max_pages: int = 5) -> list[ResearchDocument]:
+        """``start`` and the registered sources reachable through the URLs in their texts.
+
+        Breadth first, each source once, at most ``max_pages``; URLs of unregistered sources
+        are not followed (nothing is fetched from the network).
+
+        Raises:
+            LookupError: ``start`` is not a registered source.
+        """
+        first = self.get(start)
+        if first is None:
+            raise LookupError(f'No registered source "{start}".')
+        pages, seen, queue = [first], {first.id}, [first]
+        while queue and len(pages) < max_pages:
+            for url in _URL.findall(queue.pop(0).text):
+                linked = self.get(url.rstrip(".,;:!?"))
+                if linked is not None and linked.id not in seen and len(pages) < max_pages:
+                    seen.add(linked.id)
+                    pages.append(linked)
+                    queue.append(linked)
+        return pages
+
     def search(self, query: str, *, limit: int = 5) -> list[ResearchDocument]:
         """The best ``limit`` documents for ``query`` (most matching terms first, then id)."""
         wanted = _terms(query)
@@ -114,7 +137,7 @@ class SourceIndex:
 
 
 def research_tools(sources: SourceIndex, *, snippet_chars: int = 280) -> tuple[RuntimeTool, ...]:
-    """``research.search`` and ``research.fetch`` over ``sources`` (both read-only)."""
+    """``research.search``, ``fetch`` and ``crawl`` over ``sources`` (all read-only)."""
 
     @tool(name="research.search", effect="read")
     def search(query: str, limit: int = 5) -> dict[str, Any]:
@@ -142,7 +165,21 @@ def research_tools(sources: SourceIndex, *, snippet_chars: int = 280) -> tuple[R
             raise LookupError(f'No registered source "{source}".')
         return {**document.citation(), "text": document.text, "citations": [document.citation()]}
 
-    return (search, fetch)
+    @tool(name="research.crawl", effect="read")
+    def crawl(source: str, max_pages: int = 5) -> dict[str, Any]:
+        """Follow a registered source's links to the other registered sources it points to.
+
+        Args:
+            source: the source id or URL to start from.
+            max_pages: the maximum number of sources to return (1-20), the start included.
+        """
+        pages = sources.crawl(source, max_pages=max(1, min(max_pages, 20)))
+        results: list[JsonValue] = [
+            {**page.citation(), "snippet": page.text[:snippet_chars]} for page in pages
+        ]
+        return {"source": source, "pages": results, "citations": [p.citation() for p in pages]}
+
+    return (search, fetch, crawl)
 
 
 def artifact_tools(artifacts: ArtifactStore) -> tuple[RuntimeTool, ...]:

@@ -51,7 +51,10 @@ __all__ = [
 WorkspaceAccess: TypeAlias = Literal["read-only", "read-write"]
 DEFAULT_MAX_READ_BYTES: Final = 1024 * 1024
 WORKSPACE_TOOL_NAMES: Final = ("workspace.read", "workspace.write", "workspace.list")
-_WRITE_TOOLS: Final = frozenset({"workspace.write"})
+_WRITE_TOOLS: Final = frozenset(
+    {"workspace.write", "workspace.shell", "workspace.test", "workspace.git"}
+)
+"""Tools a read-only workspace (or profile access) refuses: writes and processes."""
 
 
 class WorkspaceBoundaryError(ProfileError):
