@@ -1,4 +1,4 @@
-"""A host process whose background children outlive it (run by ``test_profiles_background_process``).
+"""A host process whose background children outlive it (see test_profiles_background_process).
 
 Usage: ``python background_host.py DATABASE LEASE_MS``
 
