@@ -1,8 +1,9 @@
-"""Every shipped profile runs against OpenAI Chat and Responses (dotted tool names mapped).
+"""Every shipped profile runs against OpenAI Chat, Responses and Anthropic (tool names mapped).
 
 The adapters are the real ones on an httpx2 ``MockTransport``: no network. Each profile is built
 with every optional tool the default registry binds and all three opt-ins, so its whole tool set
-goes on the wire; OpenAI accepts only ``^[a-zA-Z0-9_-]{1,64}$`` function names.
+goes on the wire; OpenAI accepts only ``^[a-zA-Z0-9_-]{1,64}$`` function names (Anthropic the same
+characters).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from actoviq.profiles import (
 )
 from actoviq.profiles.definitions import profile_definition
 from actoviq.providers import ModelRegistry
+from actoviq.providers.anthropic import AnthropicProvider
 from actoviq.providers.openai import OpenAIChatProvider, OpenAIResponsesProvider
 from actoviq.runtime import InMemoryCheckpointStore
 
@@ -34,7 +36,7 @@ ALL_OPT_INS = {"memory": True, "skills": True, "compaction": True}
 
 
 class FakeOpenAI:
-    """Answers Chat or Responses: a ``workspace_read`` call for the coding task, else text."""
+    """Answers Chat, Responses or Messages: ``workspace_read`` for the coding task, else text."""
 
     def __init__(self, api: str) -> None:
         self.api = api
@@ -51,6 +53,8 @@ class FakeOpenAI:
         self.bodies.append(body)
         text = json.dumps(body)
         wants_read = "Read the readme" in text and "README contents" not in text
+        if self.api == "anthropic":
+            return httpx2.Response(200, json=_anthropic_answer(wants_read))
         if self.api == "chat":
             message: dict[str, Any] = {"role": "assistant", "content": "ok"}
             finish = "stop"
@@ -99,6 +103,26 @@ class FakeOpenAI:
         return httpx2.Response(200, json=answer)
 
 
+def _anthropic_answer(wants_read: bool) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "text", "text": "ok"}
+    if wants_read:
+        block = {
+            "type": "tool_use",
+            "id": "toolu_1",
+            "name": "workspace_read",
+            "input": {"path": "README.md"},
+        }
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "test-model",
+        "content": [block],
+        "stop_reason": "tool_use" if wants_read else "end_turn",
+        "usage": {"input_tokens": 3, "output_tokens": 1},
+    }
+
+
 def _as_stream(api: str, answer: dict[str, Any]) -> httpx2.Response:
     if api == "chat":
         (choice,) = answer["choices"]
@@ -120,8 +144,12 @@ def _as_stream(api: str, answer: dict[str, Any]) -> httpx2.Response:
     return httpx2.Response(200, text=text, headers={"content-type": "text/event-stream"})
 
 
-def _provider(api: str, fake: FakeOpenAI) -> OpenAIChatProvider | OpenAIResponsesProvider:
+def _provider(
+    api: str, fake: FakeOpenAI
+) -> OpenAIChatProvider | OpenAIResponsesProvider | AnthropicProvider:
     client = httpx2.AsyncClient(transport=httpx2.MockTransport(fake))
+    if api == "anthropic":
+        return AnthropicProvider(id="openai", api_key="sk-test", http_client=client, max_retries=0)
     if api == "chat":
         return OpenAIChatProvider(id="openai", api_key="sk-test", http_client=client, max_retries=0)
     return OpenAIResponsesProvider(
@@ -129,8 +157,10 @@ def _provider(api: str, fake: FakeOpenAI) -> OpenAIChatProvider | OpenAIResponse
     )
 
 
-@pytest.mark.parametrize("api", ["chat", "responses"])
-async def test_every_profile_runs_against_openai_with_valid_names(api: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("api", ["chat", "responses", "anthropic"])
+async def test_every_profile_runs_against_each_api_with_valid_names(
+    api: str, tmp_path: Path
+) -> None:
     (tmp_path / "README.md").write_text("README contents", encoding="utf-8")
     fake = FakeOpenAI(api)
     registry = default_profile_registry(workspaces={"repo": tmp_path})
