@@ -15,7 +15,6 @@ import asyncio
 import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any, Final, Self, TypeVar, Unpack, cast
 
@@ -100,6 +99,7 @@ from actoviq.runtime.tools import (
     ToolRegistry,
     ToolRunner,
 )
+from actoviq.runtime.tools.threads import ToolThreads
 
 __all__ = ["DEFAULT_MAX_CONCURRENT_RUNS", "DEFAULT_MAX_TOOL_THREADS", "AgentInput", "AgentRuntime"]
 
@@ -209,9 +209,7 @@ class AgentRuntime:
         self.default_limits: RunLimits = DEFAULT_RUN_LIMITS.merged(default_limits)
         self._default_model = default_model if default_model is not None else models.default_model
         self._ids = ids if ids is not None else RandomIdFactory()
-        self._tool_threads = ThreadPoolExecutor(
-            max_workers=max_tool_threads, thread_name_prefix="actoviq-tool"
-        )
+        self._tool_threads = ToolThreads(max_tool_threads, thread_name_prefix="actoviq-tool")
         self._parts = RuntimeParts(
             runtime=self,
             models=models,

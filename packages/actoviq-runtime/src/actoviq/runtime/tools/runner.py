@@ -56,6 +56,7 @@ from actoviq.runtime.tools.policy import (
 )
 from actoviq.runtime.tools.registry import ToolRegistry
 from actoviq.runtime.tools.schema import ToolInputInvalidError
+from actoviq.runtime.tools.threads import ToolThreads
 from actoviq.runtime.tools.tool_json import to_tool_json
 
 __all__ = [
@@ -137,6 +138,7 @@ class ToolRunner:
         self._clock = clock
         self._executor = executor
         self.redactor = redactor if redactor is not None else Redactor()
+        self._on_loop: dict[object, bool] = {}  # runs_on_loop() per execute callable
 
     @property
     def executor(self) -> Executor | None:
@@ -314,7 +316,7 @@ class ToolRunner:
                 task.cancel()
 
         remove = signal.add_listener(on_parent_abort)
-        call_ctx = attrs.evolve(ctx, signal=boundary.signal)
+        call_ctx = _with_signal(ctx, boundary.signal)
         # Without a deadline no timeout scope is entered: a timeout_at(None) scope never expires,
         # so a TimeoutError can only come from the tool itself (an execution failure either way).
         scope = None if when is None else asyncio.timeout_at(when)
@@ -365,7 +367,16 @@ class ToolRunner:
         is discarded; the tool's ``ctx.signal`` is aborted so a cooperative tool can stop early.
         """
         execute = prepared.tool.execute
-        if runs_on_loop(execute):
+        try:
+            on_loop = self._on_loop.get(execute)
+            if on_loop is None:
+                on_loop = runs_on_loop(execute)
+                if len(self._on_loop) >= _ON_LOOP_LIMIT:
+                    self._on_loop.clear()
+                self._on_loop[execute] = on_loop
+        except TypeError:  # an unhashable callable object: asked every time
+            on_loop = runs_on_loop(execute)
+        if on_loop:
             result = execute(ctx, prepared.input)
         else:
             result = await self._in_thread(execute, ctx, prepared.input)
@@ -397,6 +408,8 @@ class ToolRunner:
         executor = self._executor
         if executor is None:
             loop.run_in_executor(None, work)  # the loop's default executor owns the job
+        elif executor.__class__ is ToolThreads:
+            cast(ToolThreads, executor).run_soon(work)  # no Future: work wakes the loop itself
         else:
             executor.submit(work)
         return await future
@@ -450,6 +463,25 @@ def _hand_back(
 
     with contextlib.suppress(RuntimeError):  # the loop closed: nobody is waiting any more
         loop.call_soon_threadsafe(settle)
+
+
+_ON_LOOP_LIMIT: Final = 1024  # distinct execute callables remembered by one runner
+# ToolExecutionContext's slot descriptors: a context with only ``signal`` swapped is copied slot
+# by slot (its fields carry no converters or validators) instead of through attrs.evolve.
+_CTX_SLOTS: Final[tuple[Any, ...]] = tuple(
+    ToolExecutionContext.__dict__[field.name] for field in attrs.fields(ToolExecutionContext)
+)
+_CTX_SIGNAL: Final[Any] = ToolExecutionContext.__dict__["signal"]
+
+
+def _with_signal(ctx: ToolExecutionContext, signal: Any) -> ToolExecutionContext:
+    if ctx.__class__ is not ToolExecutionContext:  # a subclass may add fields or checks
+        return attrs.evolve(ctx, signal=signal)
+    clone = object.__new__(ToolExecutionContext)
+    for slot in _CTX_SLOTS:
+        slot.__set__(clone, slot.__get__(ctx, ToolExecutionContext))
+    _CTX_SIGNAL.__set__(clone, signal)
+    return clone
 
 
 def runs_on_loop(execute: Callable[..., object]) -> bool:
