@@ -343,3 +343,17 @@ def test_string_routes_follow_registration_changes() -> None:
     with pytest.raises(ModelRegistryError, match="Unknown model provider a"):
         registry.provider_for("a:m")
     assert registry.provider_for("m") is other
+
+
+def test_the_verdict_for_one_capabilities_object_never_leaks_to_another() -> None:
+    model = resolved("p")
+    for _ in range(3):  # the first call computes, the next ones are remembered
+        assert_request_capabilities("p", model, ALL_CAPABILITIES, req(), streaming=True)
+    no_streaming = attrs.evolve(ALL_CAPABILITIES, streaming=False)
+    with pytest.raises(CapabilityError, match="streaming"):
+        assert_request_capabilities("p", model, no_streaming, req(), streaming=True)
+    assert_request_capabilities("p", model, no_streaming, req(), streaming=False)
+    for _ in range(600):  # more distinct objects than the memo keeps: it starts over, still right
+        fresh = attrs.evolve(ALL_CAPABILITIES, streaming=False)
+        with pytest.raises(CapabilityError, match="streaming"):
+            assert_request_capabilities("p", model, fresh, req(), streaming=True)

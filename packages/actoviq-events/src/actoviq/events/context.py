@@ -11,9 +11,9 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Generator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from contextvars import ContextVar, Token
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Protocol, runtime_checkable
 
@@ -237,8 +237,27 @@ def current_trace_context() -> TraceContext | None:
     return _CURRENT.get()
 
 
-@contextmanager
-def use_trace_context(context: TraceContext) -> Generator[TraceContext]:
+class _TraceScope:
+    """The context manager :func:`use_trace_context` returns (a class: no generator per use)."""
+
+    __slots__ = ("_context", "_token")
+
+    def __init__(self, context: TraceContext) -> None:
+        self._context = context
+        self._token: Token[TraceContext | None] | None = None
+
+    def __enter__(self) -> TraceContext:
+        self._token = _CURRENT.set(self._context)
+        return self._context
+
+    def __exit__(self, *_: object) -> None:
+        token = self._token
+        if token is not None:
+            self._token = None
+            _CURRENT.reset(token)
+
+
+def use_trace_context(context: TraceContext) -> AbstractContextManager[TraceContext]:
     """Make ``context`` current for the block (providers, tools and child runs inherit it).
 
     Example:
@@ -247,11 +266,7 @@ def use_trace_context(context: TraceContext) -> Generator[TraceContext]:
         ...     current_trace_context() is ctx
         True
     """
-    token = _CURRENT.set(context)
-    try:
-        yield context
-    finally:
-        _CURRENT.reset(token)
+    return _TraceScope(context)
 
 
 def create_root_trace_context(run_id: str, *, ids: IdFactory | None = None) -> TraceContext:

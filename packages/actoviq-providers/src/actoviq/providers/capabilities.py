@@ -399,6 +399,10 @@ def unsupported_capabilities(caps: ModelCapabilities, required: list[str]) -> li
     return [name for name in required if not has_capability(caps, name)]
 
 
+_MISSING_LIMIT = 512
+_MISSING: dict[tuple[object, ...], tuple[ModelCapabilities, list[str]]] = {}
+
+
 def assert_request_capabilities(
     provider_id: str,
     model: ResolvedModel,
@@ -437,7 +441,18 @@ def assert_request_capabilities(
                 model=model.model_id,
                 capability="reasoning.opaqueRoundTrip",
             )
-    missing = unsupported_capabilities(caps, _required(request, types, streaming))
+    needed = _required(request, types, streaming)
+    # Capabilities are frozen values: what one lacks of a list of names is remembered by the
+    # object's identity (the entry keeps it alive, so the id cannot be reused meanwhile).
+    key = (id(caps), *needed)
+    known = _MISSING.get(key)
+    if known is not None and known[0] is caps:
+        missing = known[1]
+    else:
+        missing = unsupported_capabilities(caps, needed)
+        if len(_MISSING) >= _MISSING_LIMIT:
+            _MISSING.clear()
+        _MISSING[key] = (caps, missing)
     if missing:
         raise CapabilityError(
             f"Model {provider_id}/{model.model_id} does not support required capabilities: "

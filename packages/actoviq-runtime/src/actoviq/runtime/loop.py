@@ -158,7 +158,12 @@ async def _scheduled(run: RunExecution) -> RunResult[Any]:
             )
         async with parts.session_locks.hold(tenant, run.session_id, run.run_id):
             return await _with_permit(run)
-    return await _with_permit(run)
+    gate = parts.gate  # _with_permit inlined: one coroutine less per run
+    await gate.acquire()
+    try:
+        return await _body(run)
+    finally:
+        gate.release()
 
 
 async def _with_permit(run: RunExecution) -> RunResult[Any]:
