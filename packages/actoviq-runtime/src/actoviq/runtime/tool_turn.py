@@ -243,9 +243,13 @@ class _ToolTurn:
         ex.raise_if_aborted()
         call = pending.call
         try:
-            await ex.stage(
-                MiddlewareStage.BEFORE_TOOL_CALL, lambda ctx: None, lambda: None, tool_call=call
-            )
+            if ex.pipeline.has(MiddlewareStage.BEFORE_TOOL_CALL):
+                await ex.stage(
+                    MiddlewareStage.BEFORE_TOOL_CALL,
+                    lambda ctx: None,
+                    lambda: None,
+                    tool_call=call,
+                )
         except ToolCallDenied as denied:
             await self._commit_failure(
                 index,
