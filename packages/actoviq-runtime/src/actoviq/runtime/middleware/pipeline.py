@@ -142,6 +142,8 @@ class MiddlewarePipeline:
 
     def has(self, stage: MiddlewareStage | str) -> bool:
         """Whether any handler is registered at ``stage``."""
+        if stage.__class__ is MiddlewareStage:  # the runtime's own calls: no conversion
+            return stage in self._by_stage
         return as_middleware_stage(stage) in self._by_stage
 
     def compose(
