@@ -230,3 +230,20 @@ async def test_process_tools_refuse_to_run_without_the_sandbox(tmp_path: Path) -
     sandbox.bwrap = None
     with pytest.raises(ProcessSandboxUnavailableError):
         await sandbox.run(str(tmp_path), ["/bin/true"])
+
+
+@needs_bwrap
+async def test_a_command_past_its_timeout_is_killed(tmp_path: Path) -> None:
+    # the behaviour under test is time passing: a 0.3 s limit on a command that would sleep 30 s
+    sandbox = ProcessSandbox(timeout_s=0.3, max_output_bytes=4)
+    outcome = await sandbox.run(str(tmp_path), ["/bin/sh", "-c", "echo 123456789; sleep 30"])
+    assert outcome["timedOut"] is True
+    assert outcome["exitCode"] == -9
+    capped = await sandbox.run(str(tmp_path), ["/bin/sh", "-c", "echo 123456789"])
+    assert capped == {
+        "exitCode": 0,
+        "stdout": "1234",
+        "stderr": "",
+        "truncated": True,
+        "timedOut": False,
+    }

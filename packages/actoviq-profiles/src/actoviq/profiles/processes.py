@@ -125,7 +125,7 @@ class ProcessSandbox:
             if process.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(process.pid, signal.SIGKILL)
-                await process.wait()
+                await process.communicate()  # drains and closes the pipes, reaps the process
         return {
             "exitCode": process.returncode,
             "stdout": stdout[0].decode("utf-8", "replace"),
