@@ -27,6 +27,7 @@ from actoviq.core.agent_spec import (
     ToolRef,
     resolve_instructions,
 )
+from actoviq.core.checked_json import DEFAULT_CHECKED_DEPTH, CheckedJsonObject
 from actoviq.core.converter import (
     converter,
     dumps,
@@ -149,6 +150,7 @@ from actoviq.core.usage import (
 )
 
 __all__ = [
+    "DEFAULT_CHECKED_DEPTH",
     "DEFAULT_OUTPUT_RETRIES",
     "DEFAULT_RUN_LIMITS",
     "ITEM_TYPES",
@@ -172,6 +174,7 @@ __all__ = [
     "Base64Source",
     "CanonicalItem",
     "CapabilityError",
+    "CheckedJsonObject",
     "DocumentItem",
     "DocumentSource",
     "ErrorItem",

@@ -25,12 +25,13 @@ class AbortError(Exception):
 class AbortSignal:
     """Read side of an :class:`AbortController`: ``aborted``, ``reason``, listeners."""
 
-    __slots__ = ("_aborted", "_listeners", "_reason")
+    __slots__ = ("_aborted", "_listeners", "_next_token", "_reason")
 
     def __init__(self) -> None:
         self._aborted = False
         self._reason: object = None
-        self._listeners: list[Listener] = []
+        self._listeners: dict[int, Listener] = {}  # insertion order; O(1) removal
+        self._next_token = 0
 
     @property
     def aborted(self) -> bool:
@@ -47,11 +48,12 @@ class AbortSignal:
         if self._aborted:
             listener(self._reason)
             return lambda: None
-        self._listeners.append(listener)
+        token = self._next_token
+        self._next_token = token + 1
+        self._listeners[token] = listener
 
         def remove() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+            self._listeners.pop(token, None)  # after an abort: the fresh, empty dict
 
         return remove
 
@@ -68,8 +70,8 @@ class AbortSignal:
             return
         self._aborted = True
         self._reason = reason if reason is not None else AbortError()
-        listeners, self._listeners = self._listeners, []
-        for listener in listeners:
+        listeners, self._listeners = self._listeners, {}
+        for listener in listeners.values():
             listener(self._reason)
 
     @staticmethod

@@ -53,9 +53,13 @@ class ActoviqError(Exception):
         code: a stable machine-readable code (``SCREAMING_SNAKE``).
         retryable: whether repeating the same operation may succeed.
         details: JSON-safe context for logs and events (never secrets).
+        last_event_sequence: on the error a failed run raises, the sequence of its last event
+            (``run.failed``); a retried attempt of the same run id continues after it (the
+            runtime's ``event_sequence_start``). Not part of :meth:`to_json`.
     """
 
     default_code: ClassVar[str] = "ACTOVIQ_ERROR"
+    last_event_sequence: int | None = None
 
     def __init__(
         self,
