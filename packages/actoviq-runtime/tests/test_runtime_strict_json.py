@@ -3,7 +3,7 @@ metadata and run states, typed, and its JSON copies never depend on Python's rec
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from runtime_testkit import json_tool, make_agent, scripted_runtime
@@ -11,6 +11,7 @@ from runtime_testkit import json_tool, make_agent, scripted_runtime
 from actoviq.core import (
     MAX_JSON_DEPTH,
     MAX_SAFE_INTEGER,
+    CheckedJsonObject,
     ItemValidationError,
     JsonObject,
     JsonValueError,
@@ -140,3 +141,30 @@ async def test_a_run_whose_tool_returns_integral_floats_and_deep_values_complete
     request_items = provider.requests[-1].input
     outputs = [item for item in request_items if getattr(item, "type", "") == "tool_result"]
     assert outputs[0].output == {"celsius": 21.0, **deep}  # type: ignore[union-attr]
+
+
+async def test_checked_metadata_is_taken_without_a_second_walk_and_user_keys_still_checked() -> (
+    None
+):
+    provider = ScriptedProvider(turns=["one", "two", "three"])
+    runtime = scripted_runtime(provider)
+    checked = CheckedJsonObject({"runId": "r", "trace": {"spanId": "s"}})
+    result = await runtime.run(make_agent(), "hi", metadata={"note": "n", "orchestration": checked})
+    assert result.metadata == {
+        "note": "n",
+        "orchestration": {"runId": "r", "trace": {"spanId": "s"}},
+    }
+    assert result.metadata is not None
+    assert type(result.metadata["orchestration"]) is dict  # a plain copy on the state
+    whole = await runtime.run(make_agent(), "hi", metadata=checked)
+    assert whole.metadata == {"runId": "r", "trace": {"spanId": "s"}}
+    with pytest.raises(ItemValidationError) as caught:
+        await runtime.run(make_agent(), "hi", metadata={"bad": 2**60, "orchestration": checked})
+    assert (caught.value.field, caught.value.reason, caught.value.path) == (
+        "metadata",
+        "unsafe-integer",
+        "$.bad",
+    )
+    with pytest.raises(ItemValidationError):
+        await runtime.run(make_agent(), "hi", metadata=cast(Any, ["not", "an", "object"]))
+    assert len(provider.requests) == 2

@@ -116,6 +116,7 @@ async def run_failed(run: RunExecution, error: BaseException) -> ActoviqError:
     if checkpoint is not None:
         data["checkpoint"] = checkpoint
     await run.emit("run.failed", data, terminal=True)
+    typed.last_event_sequence = run.sequencer.last_sequence  # a retry of the run id continues
     return typed
 
 

@@ -14,9 +14,11 @@ import attrs
 
 from actoviq.core import (
     ITEM_TYPES,
+    MAX_SAFE_INTEGER,
     AbortSignal,
     AgentSpec,
     CanonicalItem,
+    CheckedJsonObject,
     ItemValidationError,
     JsonLike,
     JsonObject,
@@ -46,6 +48,7 @@ __all__ = [
     "consume_task",
     "fresh_state",
     "normalize_input",
+    "run_metadata",
     "run_trace",
     "session_history_mode",
 ]
@@ -64,7 +67,8 @@ class RunOptions(TypedDict, total=False):
         tenant_id: the session's tenant (``"default"`` when omitted).
         expected_session_revision: CAS on the session revision at the start (Q16).
         workspace_id: the workspace the run belongs to.
-        metadata: a JSON object carried on the state and the result.
+        metadata: a JSON object carried on the state and the result (a
+            :class:`~actoviq.core.CheckedJsonObject`, whole or as a value, is not checked again).
         run_id: the run id (a new UUID when omitted).
         parent_run_id: the parent run of a child run.
         parent_trace: the parent's trace context (else the current one, else a root trace).
@@ -74,6 +78,9 @@ class RunOptions(TypedDict, total=False):
         limits: limits merged over the agent's and the runtime's.
         model_settings: settings merged over the agent's ``model_settings`` for this run (kept
             in the run state, so a resumed run continues with them).
+        event_sequence_start: the run's first event gets the next sequence number: a retried
+            attempt of a failed run (same ``run_id``) passes the failure's
+            ``last_event_sequence`` so its events continue the run's sequence.
         session_history: ``"load"`` (default): the stored history is prepended to the input and
             the input plus the generated items are appended. ``"provided"``: the input *is* the
             history the model sees (e.g. a handoff's filtered conversation), so the stored
@@ -95,6 +102,7 @@ class RunOptions(TypedDict, total=False):
     limits: RunLimitsPatch | None
     model_settings: ModelSettings | None
     session_history: Literal["load", "provided"] | None
+    event_sequence_start: int | None
 
 
 def normalize_input(value: object) -> list[CanonicalItem]:
@@ -188,6 +196,39 @@ def _trace_error(message: str) -> RunError:
     return RunError(message, code="RUN_TRACE_INVALID", phase="runtime")
 
 
+def run_metadata(given: object) -> dict[str, object] | None:
+    """A run's metadata as the plain object its state keeps (strict JSON, checked).
+
+    A :class:`~actoviq.core.CheckedJsonObject` (as the whole object or as a top-level value) was
+    checked when it was made: it is copied, not walked again. Everything else is validated.
+
+    Raises:
+        ItemValidationError: not a JSON object, or a value that is not strict JSON.
+    """
+    if type(given) is CheckedJsonObject:
+        return given.to_json()  # pyright: ignore[reportReturnType]
+    if given is None:
+        return None
+    if type(given) is dict:
+        metadata = dict(cast(dict[str, object], given))
+    elif isinstance(given, Mapping):
+        metadata = dict(cast(Mapping[str, object], given))
+    else:
+        raise ItemValidationError("Run metadata must be a JSON object.", field="metadata")
+    checked = [key for key, value in metadata.items() if type(value) is CheckedJsonObject]
+    plain = metadata
+    if checked:
+        plain = {key: value for key, value in metadata.items() if key not in checked}
+    error = json_value_error(plain, "Run metadata")
+    if error is not None:
+        raise ItemValidationError(
+            error.message, field="metadata", path=error.path, reason=error.reason
+        )
+    for key in checked:
+        metadata[key] = cast(CheckedJsonObject, metadata[key]).to_json()
+    return metadata
+
+
 def fresh_state(
     agent: AgentSpec[Any, Any],
     digest: str,
@@ -202,16 +243,7 @@ def fresh_state(
     Raises:
         ItemValidationError: ``metadata`` is not a JSON object, or the input is not canonical.
     """
-    given = options.get("metadata")
-    metadata = dict(given) if isinstance(given, Mapping) else given
-    if metadata is not None:
-        if type(metadata) is not dict:
-            raise ItemValidationError("Run metadata must be a JSON object.", field="metadata")
-        error = json_value_error(metadata, "Run metadata")
-        if error is not None:
-            raise ItemValidationError(
-                error.message, field="metadata", path=error.path, reason=error.reason
-            )
+    metadata = run_metadata(options.get("metadata"))
     items = normalize_input(input)
     settings = options.get("model_settings")
     if settings is not None and not isinstance(settings, ModelSettings):  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -221,7 +253,16 @@ def fresh_state(
             phase="runtime",
             details={"option": "modelSettings"},
         )
+    start = options.get("event_sequence_start") or 0
+    if type(start) is not int or not 0 <= start <= MAX_SAFE_INTEGER:
+        raise RunError(
+            "event_sequence_start must be a non-negative safe integer.",
+            code="RUN_OPTION_INVALID",
+            phase="runtime",
+            details={"option": "eventSequenceStart"},
+        )
     return SerializedRunState(
+        last_event_sequence=start,
         run_id=run_id,
         agent_id=agent.id,
         agent_config_digest=digest,
