@@ -9,7 +9,8 @@ Only ``opentelemetry-api`` is used; the host chooses the SDK, its span processor
 Ending a span runs the host's span processors synchronously, so production hosts should use a
 ``BatchSpanProcessor`` (bounded queue, its own export timeout) rather than a simple processor.
 Attributes are primitives (strings are text-redacted and truncated); message content (deltas,
-provider events, unknown event data) is omitted unless ``capture_content=True``. Every buffer is
+provider events, unknown event data) is omitted unless ``capture_content=True``; orchestration
+events keep their ids, statuses and durations as span-event attributes. Every buffer is
 bounded: open runs, open spans per run, span events per span and remembered event ids.
 
 Example:
@@ -52,6 +53,14 @@ __all__ = ["INSTRUMENTATION_NAME", "OpenTelemetrySink"]
 INSTRUMENTATION_NAME: Final = "actoviq.events"
 """The OpenTelemetry instrumentation scope name of the spans Actoviq emits."""
 
+# The non-content fields of orchestration events, recorded as span-event attributes.
+# fmt: off
+_ORCHESTRATION_KEYS: Final = frozenset((
+    "graphId", "graphRunId", "nodeId", "attempt", "attempts", "durationMs", "childRunId",
+    "childRunIds", "agentId", "status", "reason", "kind", "failurePolicy", "handoffId",
+    "fromAgentId", "toAgentId", "iteration", "parentGraphRunId", "parentNodeId",
+))
+# fmt: on
 _Primitive = str | bool | int | float
 _AttributeValue = _Primitive | Sequence[str] | Sequence[int] | Sequence[float] | Sequence[bool]
 
@@ -430,6 +439,9 @@ class OpenTelemetrySink:
                 "actoviq.event.id": event.event_id,
                 "actoviq.event.sequence": event.sequence,
             }
+            if kind.startswith("orchestration."):  # ids and statuses only, never content
+                for key in _ORCHESTRATION_KEYS.intersection(data):
+                    attributes[f"actoviq.{key}"] = data[key]
             if self._capture:
                 attributes["actoviq.event.data"] = self._content(event.data)
             self._add_event(state.run, kind, attributes, when)
