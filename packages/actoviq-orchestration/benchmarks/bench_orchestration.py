@@ -7,7 +7,8 @@ making 10 agent-tool calls against a manager making 10 calls of a plain tool tha
 agent on the runtime (ratio, informational). O3 fan-out: the panel preset with 100 agent nodes
 and a reducer, concurrency capacity 16, against the same 100 runs started with ``asyncio.gather``
 under ``asyncio.Semaphore(16)``; with a 20 ms and a 5 ms model call (network-shaped) and with an
-instant one (CPU-bound); wall-time ratios (target <= 1.2) and peak RSS.
+instant one (CPU-bound); wall-time and CPU-time (``time.process_time``, what a loaded machine
+disturbs least) ratios (target <= 1.2) and peak RSS. ``--only o3`` runs the fan-out alone.
 """
 
 from __future__ import annotations
@@ -181,22 +182,31 @@ async def _fanout(delay: float, members: int = 100, capacity: int = 16) -> dict[
             return result
 
         timings: dict[str, list[float]] = {"direct": [], "panel": []}
+        cpu: dict[str, list[float]] = {"direct": [], "panel": []}
         for _ in range(2):  # warm-up
             await direct()
             await panel()
-        for _ in range(11):
+        for _ in range(11 if delay else 31):
             for name, run in (("direct", direct), ("panel", panel)):
                 provider.calls.clear()
                 started = time.perf_counter()
+                cpu_started = time.process_time()
                 await run()
+                cpu[name].append(time.process_time() - cpu_started)
                 timings[name].append(time.perf_counter() - started)
     direct_s = statistics.median(timings["direct"])
     panel_s = statistics.median(timings["panel"])
+    direct_cpu = statistics.median(cpu["direct"])
+    panel_cpu = statistics.median(cpu["panel"])
     return {
         "model_delay_ms": delay * 1000,
         "direct_gather_ms": direct_s * 1000,
         "panel_preset_ms": panel_s * 1000,
         "ratio": panel_s / direct_s,
+        "direct_gather_cpu_ms": direct_cpu * 1000,
+        "panel_preset_cpu_ms": panel_cpu * 1000,
+        "cpu_ratio": panel_cpu / direct_cpu,
+        "cpu_us_per_child_over_direct": (panel_cpu - direct_cpu) / members * 1e6,
     }
 
 
@@ -221,6 +231,8 @@ async def main() -> dict[str, Any]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default="bench_orchestration.json")
-    text = json.dumps(asyncio.run(main()), indent=2)
+    parser.add_argument("--only", choices=("o3",), default=None)
+    args = parser.parse_args()
+    text = json.dumps(asyncio.run(o3() if args.only else main()), indent=2)
     print(text)
-    Path(parser.parse_args().out).write_text(text + "\n", "utf-8")
+    Path(args.out).write_text(text + "\n", "utf-8")

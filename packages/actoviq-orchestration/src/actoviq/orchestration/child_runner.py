@@ -37,11 +37,12 @@ from actoviq.core import (
 from actoviq.events import EventEmitter, RunEvent
 from actoviq.orchestration.budget import BudgetReservation
 from actoviq.orchestration.child_support import (
+    InjectedMetadata,
     agent_tools,
-    budget_json,
     cancel_error,
     check_policy,
     child_session_id,
+    last_sequence,
     usage_delta,
     usage_kwargs,
 )
@@ -53,6 +54,7 @@ from actoviq.orchestration.errors import (
     ScopeWideningError,
 )
 from actoviq.orchestration.events import ScopeEvents
+from actoviq.orchestration.graph_events import NODE_FRAME
 from actoviq.orchestration.outcomes import (
     FAIL_FAST,
     ChildError,
@@ -70,10 +72,19 @@ from actoviq.runtime import (
     SessionRevisionConflictError,
     SessionStore,
     ToolEffect,
-    thaw_json,
 )
 
 __all__ = ["ChildRunner", "EventCallback", "child_session_id"]
+
+
+def _in_node(data: JsonObject) -> JsonObject:
+    """``data`` with the workflow node it runs in (``graphRunId``, ``nodeId``), if any."""
+    node = NODE_FRAME.get()
+    if node is not None:
+        data["graphRunId"] = node.graph_run_id
+        data["nodeId"] = node.node_id
+    return data
+
 
 EventCallback = Callable[[RunEvent], Awaitable[None]]
 """Receives each event of a streamed child run."""
@@ -90,7 +101,8 @@ class ChildRunner:
     def __init__(self, runtime: AgentRuntime, tree: RunTree | None = None) -> None:
         self.runtime = runtime
         self.tree = tree if tree is not None else RunTree()
-        self.events = ScopeEvents(runtime)
+        self.events = ScopeEvents.for_runtime(runtime)
+        self._injected = InjectedMetadata()
 
     @property
     def services(self) -> Any:
@@ -144,6 +156,7 @@ class ChildRunner:
         context: Any,
         metadata: JsonObject | None,
         session_history: str | None,
+        sequence: int = 0,
     ) -> dict[str, Any]:
         options: dict[str, Any] = {
             "context": context,
@@ -160,6 +173,8 @@ class ChildRunner:
             options["limits"] = RunLimitsPatch(run_deadline_ms=max(1, math.ceil(remaining)))
         if session_history is not None and session_id is not None:
             options["session_history"] = session_history
+        if sequence:
+            options["event_sequence_start"] = sequence  # a retry continues the run's events
         return options
 
     async def run_scope(
@@ -308,6 +323,9 @@ class ChildRunner:
                 details={"field": "allowedTools", "tools": extra},
             )
         scope = self.tree.derive_child(parent, run_id, narrow=narrow)
+        node = NODE_FRAME.get()
+        if node is not None:
+            node.child_run_ids.append(scope.run_id)
         try:
             await scope.budget.claim_child(scope.depth)
             reservation = None
@@ -343,34 +361,9 @@ class ChildRunner:
         effect: ToolEffect | None,
         idempotency_key: str | None,
         attempt: int,
-    ) -> JsonObject:
+    ) -> dict[str, Any]:
         snapshot = await scope.budget.snapshot()
-        trace = scope.trace
-        policy = scope.security_policy
-        tenant = scope.tenant_session
-        workspace = scope.workspace_policy
-        injected: JsonObject = {
-            "runId": scope.run_id,
-            "parentRunId": scope.parent_run_id,
-            "depth": scope.depth,
-            "deadline": scope.deadline,
-            "trace": {
-                "traceId": trace.trace_id,
-                "spanId": trace.span_id,
-                "parentSpanId": trace.parent_span_id,
-            },
-            "securityPolicy": {
-                "id": policy.id,
-                "version": policy.version,
-                "attributes": thaw_json(policy.attributes),
-            },
-            "tenantSession": tenant.to_json(),
-            "workspacePolicy": workspace.to_json(),
-            "budget": budget_json(snapshot.to_json()),
-            "effect": effect or "side-effect",
-            "idempotencyKey": idempotency_key,
-            "attempt": attempt,
-        }
+        injected = self._injected.build(scope, snapshot, effect, idempotency_key, attempt)
         return {**(metadata or {}), "orchestration": injected}
 
     async def _attempts(
@@ -394,6 +387,7 @@ class ChildRunner:
             await self._tag_session(scope, session_id, agent)
         last_error: BaseException | None = None
         attempt = 0
+        sequence = 0
         for attempt in range(1, policy.attempts + 1):
             await self._emit_child(scope, agent, "orchestration.child.started", attempt, mode)
             try:
@@ -409,6 +403,7 @@ class ChildRunner:
                             scope, metadata, effect, idempotency_key, attempt
                         ),
                         session_history=session_history,
+                        sequence=sequence,
                     ),
                     reservation if attempt == 1 else None,
                     on_event,
@@ -418,6 +413,7 @@ class ChildRunner:
                 break
             except Exception as error:
                 last_error = error
+                sequence = last_sequence(error, sequence)
                 if scope.signal.aborted:
                     return await self._settled(
                         ChildRunOutcome(
@@ -487,14 +483,16 @@ class ChildRunner:
             scope.parent_run_id,
             type,
             ancestors=scope.lineage[:-1],
-            data={
-                "childRunId": scope.run_id,
-                "parentRunId": scope.parent_run_id,
-                "agentId": agent.id,
-                "depth": scope.depth,
-                "attempt": attempt,
-                "sessionMode": mode,
-            },
+            data=_in_node(
+                {
+                    "childRunId": scope.run_id,
+                    "parentRunId": scope.parent_run_id,
+                    "agentId": agent.id,
+                    "depth": scope.depth,
+                    "attempt": attempt,
+                    "sessionMode": mode,
+                }
+            ),
         )
 
     async def _settled(
@@ -505,13 +503,15 @@ class ChildRunner:
             scope.parent_run_id, scope.lineage[:-1]
         ):
             return outcome
-        data: JsonObject = {
-            "childRunId": scope.run_id,
-            "parentRunId": scope.parent_run_id,
-            "agentId": agent.id,
-            "status": outcome.status,
-            "attempts": outcome.attempts,
-        }
+        data: JsonObject = _in_node(
+            {
+                "childRunId": scope.run_id,
+                "parentRunId": scope.parent_run_id,
+                "agentId": agent.id,
+                "status": outcome.status,
+                "attempts": outcome.attempts,
+            }
+        )
         ancestors = scope.lineage[:-1]
         if outcome.status == "failed":
             data["error"] = outcome.error.to_json() if outcome.error else None

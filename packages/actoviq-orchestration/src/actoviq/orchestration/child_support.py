@@ -1,23 +1,32 @@
-"""Pure helpers of ``ChildRunner``: session ids, policy checks, cancel errors, usage sums."""
+"""Helpers of ``ChildRunner``: session ids, policy checks, usage sums, injected metadata.
+
+The ``orchestration`` metadata injected into every child run is built from checked pieces (see
+:class:`InjectedMetadata`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, Final, Protocol, cast
 from urllib.parse import quote
 
-from actoviq.core import AgentSpec, JsonObject, Usage
+import attrs
+
+from actoviq.core import MAX_JSON_DEPTH, AgentSpec, CheckedJsonObject, JsonObject, Usage
+from actoviq.orchestration.budget import BudgetLimits, BudgetSnapshot
 from actoviq.orchestration.errors import ChildPolicyError
 from actoviq.orchestration.outcomes import ChildError, ChildFailurePolicy, SessionMode
 from actoviq.orchestration.scope import OrchestrationScope
 from actoviq.runtime import ToolEffect
 
 __all__ = [
+    "InjectedMetadata",
     "agent_tools",
     "budget_json",
     "cancel_error",
     "check_policy",
     "child_session_id",
+    "last_sequence",
     "usage_delta",
     "usage_kwargs",
 ]
@@ -86,6 +95,15 @@ def budget_json(snapshot: JsonObject) -> JsonObject:
     }
 
 
+def last_sequence(error: BaseException, previous: int) -> int:
+    """The event sequence a failed attempt ended at (``last_event_sequence``), else ``previous``.
+
+    The next attempt of the same run id starts after it, so the run's events stay in order.
+    """
+    value = getattr(error, "last_event_sequence", None)
+    return value if type(value) is int and value > previous else previous
+
+
 def usage_kwargs(data: object) -> dict[str, Any]:
     """``Usage`` keyword arguments from a usage event's data (empty when absent)."""
     if not isinstance(data, Mapping):
@@ -103,3 +121,129 @@ def usage_delta(after: Usage, before: Usage) -> Usage:
         total_tokens=max(0, after.total_tokens - before.total_tokens),
         cost_usd=max(0.0, after.cost_usd - before.cost_usd),
     )
+
+
+class _JsonPiece(Protocol):
+    def to_json(self) -> JsonObject: ...
+
+
+_PIECE_DEPTH: Final = MAX_JSON_DEPTH - 2  # metadata > orchestration > piece
+_CACHE_SIZE: Final = 256
+_LABEL: Final = "orchestration metadata"
+
+
+class InjectedMetadata:
+    """Builds the ``orchestration`` metadata of each child run (spec 04 §1.6 step 8).
+
+    What siblings share (parent, depth, deadline, trace id, security policy, tenant, workspace,
+    budget limits, effect: frozen values inherited by reference) is checked once per parent and
+    kept as a :class:`~actoviq.core.CheckedJsonObject`; per child only its own values (run id,
+    span id, budget counters, idempotency key, attempt) are checked, with
+    :meth:`~actoviq.core.CheckedJsonObject.updated`. The runtime takes the result without
+    walking it again; the caller's own metadata keys are still validated by the runtime.
+    """
+
+    def __init__(self) -> None:
+        self._pieces: dict[int, tuple[object, CheckedJsonObject]] = {}
+        self._bases: dict[tuple[str | None, str], tuple[tuple[object, ...], _Base]] = {}
+
+    def _piece(self, value: _JsonPiece, max_depth: int = _PIECE_DEPTH) -> CheckedJsonObject:
+        entry = self._pieces.get(id(value))
+        if entry is not None and entry[0] is value:
+            return entry[1]
+        if len(self._pieces) >= _CACHE_SIZE:
+            self._pieces.clear()
+        checked = CheckedJsonObject(value.to_json(), label=_LABEL, max_depth=max_depth)
+        self._pieces[id(value)] = (value, checked)
+        return checked
+
+    def _base(self, scope: OrchestrationScope, limits: BudgetLimits, effect: str) -> _Base:
+        trace = scope.trace
+        shared = (
+            scope.depth,
+            scope.deadline,
+            trace.trace_id,
+            trace.parent_span_id,
+            scope.security_policy,
+            scope.tenant_session,
+            scope.workspace_policy,
+            limits,
+        )
+        key = (scope.parent_run_id, effect)
+        entry = self._bases.get(key)
+        if entry is not None and all(
+            a is b or a == b for a, b in zip(entry[0], shared, strict=True)
+        ):
+            return entry[1]
+        if len(self._bases) >= _CACHE_SIZE:
+            self._bases.clear()
+        checked_trace = CheckedJsonObject(
+            {"traceId": trace.trace_id, "spanId": "", "parentSpanId": trace.parent_span_id},
+            label=_LABEL,
+            max_depth=1,
+        )
+        budget = CheckedJsonObject(
+            {
+                "limits": self._piece(limits, 4),
+                "childRunsStarted": 0,
+                "totalTokensUsed": 0,
+                "costUsdUsed": 0,
+            },
+            label=_LABEL,
+            max_depth=_PIECE_DEPTH,
+        )
+        injected = CheckedJsonObject(
+            {
+                "runId": "",
+                "parentRunId": scope.parent_run_id,
+                "depth": scope.depth,
+                "deadline": scope.deadline,
+                "trace": checked_trace,
+                "securityPolicy": self._piece(scope.security_policy),
+                "tenantSession": self._piece(scope.tenant_session),
+                "workspacePolicy": self._piece(scope.workspace_policy),
+                "budget": budget,
+                "effect": effect,
+                "idempotencyKey": None,
+                "attempt": 1,
+            },
+            label=_LABEL,
+        )
+        base = _Base(trace=checked_trace, budget=budget, injected=injected)
+        self._bases[key] = (shared, base)
+        return base
+
+    def build(
+        self,
+        scope: OrchestrationScope,
+        snapshot: BudgetSnapshot,
+        effect: ToolEffect | None,
+        idempotency_key: str | None,
+        attempt: int,
+    ) -> CheckedJsonObject:
+        """The injected object of one attempt of the child run in ``scope``."""
+        base = self._base(scope, snapshot.limits, effect or "side-effect")
+        return base.injected.updated(
+            {
+                "runId": scope.run_id,
+                "trace": base.trace.updated({"spanId": scope.trace.span_id}, label=_LABEL),
+                "budget": base.budget.updated(
+                    {
+                        "childRunsStarted": snapshot.child_runs_started,
+                        "totalTokensUsed": snapshot.total_tokens_used,
+                        "costUsdUsed": snapshot.cost_usd_used,
+                    },
+                    label=_LABEL,
+                ),
+                "idempotencyKey": idempotency_key,
+                "attempt": attempt,
+            },
+            label=_LABEL,
+        )
+
+
+@attrs.frozen(slots=True)
+class _Base:
+    trace: CheckedJsonObject
+    budget: CheckedJsonObject
+    injected: CheckedJsonObject

@@ -24,6 +24,7 @@ Types (all registered with :func:`actoviq.events.register_event_type`):
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
@@ -46,6 +47,8 @@ ORCHESTRATION_EVENT_TYPES: Final = (
 )
 """Every event type orchestration emits."""
 
+_SHARED: weakref.WeakValueDictionary[int, ScopeEvents] = weakref.WeakValueDictionary()
+
 for _name in ORCHESTRATION_EVENT_TYPES:
     register_event_type(
         _name,
@@ -55,11 +58,34 @@ for _name in ORCHESTRATION_EVENT_TYPES:
 
 
 class ScopeEvents:
-    """Routes orchestration events to the run that is their parent (see the module doc)."""
+    """Routes orchestration events to the run that is their parent (see the module doc).
+
+    One instance serves a runtime (:meth:`for_runtime`): every ``ChildRunner`` on it shares the
+    opened roots, and code that only holds a scope (a workflow graph) finds it with :meth:`find`.
+    """
 
     def __init__(self, runtime: AgentRuntime) -> None:
         self._runtime = runtime
         self._roots: dict[str, EventEmitter] = {}
+
+    @classmethod
+    def for_runtime(cls, runtime: AgentRuntime) -> ScopeEvents:
+        """The instance of ``runtime`` (created on first use, kept while a runner holds it)."""
+        services = runtime.services
+        found = _SHARED.get(id(services))
+        if found is not None and found._runtime is runtime:
+            return found
+        events = cls(runtime)
+        _SHARED[id(services)] = events
+        return events
+
+    @staticmethod
+    def find(services: object) -> ScopeEvents | None:
+        """The instance of the runtime whose service container is ``services``, if any."""
+        found = _SHARED.get(id(services))
+        if found is not None and found._runtime.services is services:
+            return found
+        return None
 
     def attach_root(self, run_id: str, emitter: EventEmitter) -> None:
         """Send events of ``run_id`` (an orchestration root) to ``emitter``."""

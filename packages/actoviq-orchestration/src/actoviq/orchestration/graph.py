@@ -30,15 +30,32 @@ from __future__ import annotations
 import asyncio
 import heapq
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from types import MappingProxyType
-from typing import Any, ClassVar, Final, Literal, TypeAlias
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from types import CoroutineType, MappingProxyType
+from typing import Any, Final, cast
 
 import attrs
 
-from actoviq.core import AbortController, AbortSignal, JsonObject
+from actoviq.core import AbortController, JsonObject
 from actoviq.orchestration.errors import OrchestrationError
-from actoviq.orchestration.outcomes import ChildError, ChildFailurePolicy
+from actoviq.orchestration.graph_events import NODE_FRAME, GraphEvents, NodeEventFrame
+from actoviq.orchestration.graph_model import (
+    MAX_SAFE,
+    Activation,
+    FailurePolicy,
+    NodeContext,
+    RouteContext,
+    WorkflowEdge,
+    WorkflowGraphError,
+    WorkflowGraphResult,
+    WorkflowNode,
+    WorkflowNodeExecutionError,
+    WorkflowNodeFailure,
+    WorkflowNodeStatus,
+)
+from actoviq.orchestration.outcomes import ChildError
 from actoviq.orchestration.scope import OrchestrationScope
 
 __all__ = [
@@ -55,130 +72,6 @@ __all__ = [
     "WorkflowNodeFailure",
     "WorkflowNodeStatus",
 ]
-
-WorkflowNodeStatus: TypeAlias = Literal[
-    "pending", "ready", "running", "completed", "skipped", "failed", "cancelled"
-]
-"""The state of one node of a workflow graph."""
-Activation: TypeAlias = Literal["all", "any", "first"]
-FailurePolicy: TypeAlias = Literal["fail-fast", "collect"]
-_MAX_SAFE: Final = 2**53 - 1
-
-
-class WorkflowGraphError(OrchestrationError, ValueError):
-    """The graph is invalid (no nodes, blank or duplicate ids, a cycle, a bad edge...)."""
-
-    default_code: ClassVar[str] = "WORKFLOW_GRAPH_INVALID"
-
-
-class WorkflowNodeExecutionError(OrchestrationError):
-    """A node raised: ``Workflow node "<id>" failed.`` (the error is the ``__cause__``)."""
-
-    default_code: ClassVar[str] = "WORKFLOW_NODE_FAILED"
-
-    def __init__(self, node_id: str, cause: BaseException) -> None:
-        super().__init__(f'Workflow node "{node_id}" failed.', details={"nodeId": node_id})
-        self.node_id = node_id
-        self.cause = cause
-        self.__cause__ = cause
-
-
-@attrs.frozen(kw_only=True, slots=True)
-class NodeContext:
-    """What a node sees: its id, the graph input, the scope, the signal, outputs so far.
-
-    ``inputs`` (reducers only) are the outputs of its completed direct predecessors, in
-    incoming-edge order.
-    """
-
-    node_id: str
-    input: Any
-    scope: OrchestrationScope
-    signal: AbortSignal
-    outputs: Mapping[str, Any]
-    inputs: Mapping[str, Any] = attrs.field(factory=lambda: MappingProxyType({}))
-
-
-@attrs.frozen(kw_only=True, slots=True)
-class RouteContext:
-    """What an edge predicate sees."""
-
-    input: Any
-    scope: OrchestrationScope
-    source: str
-    target: str
-    source_output: Any
-    outputs: Mapping[str, Any]
-
-
-NodeFn: TypeAlias = Callable[[NodeContext], Any]
-RouteFn: TypeAlias = Callable[[RouteContext], "bool | Awaitable[bool]"]
-
-
-def _graph_policy(value: object) -> Any:
-    """A node's failure policy: ``"fail-fast"``/``"collect"`` or a ``ChildFailurePolicy``.
-
-    A node is not retried: retry a child with ``retry-safe`` inside it instead.
-    """
-    if isinstance(value, ChildFailurePolicy):
-        if value.mode == "retry-safe":
-            raise WorkflowGraphError(
-                "A workflow node's failure policy is fail-fast or collect; retry a child with "
-                "agent_workflow_node(failure_policy=ChildFailurePolicy.retry_safe(n))."
-            )
-        return value.mode
-    return value
-
-
-@attrs.frozen(kw_only=True, slots=True)
-class WorkflowNode:
-    """One node: exactly one of ``execute`` or ``reduce`` (sync or async).
-
-    Attributes:
-        activation: when the node runs once its predecessors settle: ``all`` (every incoming
-            edge active), ``any`` (at least one), or ``first`` (a race join: it starts as soon
-            as the first active predecessor completes; predecessors that only fed it and are
-            still running are cancelled).
-        failure_policy: ``fail-fast`` (an error fails the graph) or ``collect`` (the node's
-            output is a :class:`WorkflowNodeFailure`, its status ``failed``, and its successors
-            still run); a ``ChildFailurePolicy`` of either mode is accepted.
-    """
-
-    id: str
-    execute: NodeFn | None = None
-    reduce: NodeFn | None = None
-    activation: Activation = "all"
-    failure_policy: FailurePolicy = attrs.field(default="fail-fast", converter=_graph_policy)
-
-
-@attrs.frozen(kw_only=True, slots=True)
-class WorkflowNodeFailure:
-    """The output of a ``collect`` node that failed: which node, and its error."""
-
-    node_id: str
-    error: ChildError
-
-    def to_json(self) -> JsonObject:
-        """``{nodeId, error: {name, message, code?}}``."""
-        return {"nodeId": self.node_id, "error": self.error.to_json()}
-
-
-@attrs.frozen(kw_only=True, slots=True)
-class WorkflowEdge:
-    """``source -> target``, taken when ``when`` (if any) returns true."""
-
-    source: str
-    target: str
-    when: RouteFn | None = None
-
-
-@attrs.frozen(kw_only=True, slots=True)
-class WorkflowGraphResult:
-    """The full topological order, the completed nodes' outputs and every node's status."""
-
-    order: tuple[str, ...]
-    outputs: Mapping[str, Any]
-    statuses: Mapping[str, WorkflowNodeStatus]
 
 
 def _clean_id(value: object, label: str) -> str:
@@ -254,14 +147,14 @@ def _topological(nodes: Mapping[str, WorkflowNode], edges: list[WorkflowEdge]) -
 
 
 async def _call(fn: Callable[[Any], Any], arg: Any) -> Any:
-    value = fn(arg)
-    if inspect.isawaitable(value):
-        value = await value
+    value: Any = fn(arg)
+    if type(value) is CoroutineType or inspect.isawaitable(value):
+        return cast(Any, await value)
     return value
 
 
 class WorkflowGraph:
-    """A validated DAG (see the module doc).
+    """A validated DAG (see the module doc); ``id`` names it in its events.
 
     Raises:
         WorkflowGraphError: no nodes ("at least one"), a blank id ("id"), a duplicate node
@@ -271,7 +164,15 @@ class WorkflowGraph:
             predecessor") or a cycle ("contains a cycle").
     """
 
-    def __init__(self, *, nodes: Iterable[WorkflowNode], edges: Iterable[WorkflowEdge] = ()):
+    def __init__(
+        self,
+        *,
+        nodes: Iterable[WorkflowNode],
+        edges: Iterable[WorkflowEdge] = (),
+        id: str = "workflow",
+    ) -> None:
+        self._id = _clean_id(id, "graph")
+        self._attempts: Mapping[str, int] = {}  # a durable run's attempt per node (events)
         self._nodes = _check_nodes(nodes)
         self._edges = _check_edges(edges, self._nodes)
         self._incoming: dict[str, list[WorkflowEdge]] = {node: [] for node in self._nodes}
@@ -283,6 +184,11 @@ class WorkflowGraph:
                     f'Workflow reducer "{node_id}" requires at least one predecessor.'
                 )
         self._order = _topological(self._nodes, self._edges)
+
+    @property
+    def id(self) -> str:
+        """The graph's id (in its events; default ``"workflow"``)."""
+        return self._id
 
     @property
     def order(self) -> tuple[str, ...]:
@@ -320,7 +226,7 @@ class WorkflowGraph:
             BaseException: the scope's abort reason when it is (or becomes) aborted.
             WorkflowNodeExecutionError: a node raised.
         """
-        if type(max_concurrency) is not int or not 1 <= max_concurrency <= _MAX_SAFE:
+        if type(max_concurrency) is not int or not 1 <= max_concurrency <= MAX_SAFE:
             raise WorkflowGraphError("Workflow maxConcurrency must be a positive safe integer.")
         scope.signal.throw_if_aborted()
         run = _Execution(self, input, scope, max_concurrency)
@@ -365,7 +271,10 @@ class _Execution:
         self.ready: list[int] = []  # heap of topological ranks
         self.running: dict[asyncio.Task[Any], str] = {}
         self.raced: set[str] = set()  # running nodes a first-join cancelled
-        self.finished: asyncio.Queue[asyncio.Task[Any]] = asyncio.Queue()
+        self.events = GraphEvents(graph.id, scope)
+        self.skipped: list[tuple[str, str]] = []  # (node, route|race) not yet announced
+        self.finished: deque[asyncio.Task[Any]] = deque()  # done, not yet settled
+        self.wake: asyncio.Future[None] | None = None  # set while waiting for a completion
         self.controller = AbortController()
 
     def _ordered_outputs(self) -> Mapping[str, Any]:
@@ -418,6 +327,7 @@ class _Execution:
         else:
             self.status[node_id] = "skipped"
             self.settled.append(node_id)
+            self.skipped.append((node_id, "route"))
 
     async def _first(self, edge: WorkflowEdge) -> None:
         """A predecessor of a ``first`` node settled: fire the node at its first active edge."""
@@ -442,6 +352,7 @@ class _Execution:
             else:  # pending or ready: never starts
                 self.status[loser] = "cancelled"
                 self.settled.append(loser)
+                self.skipped.append((loser, "race"))
 
     async def _propagate(self) -> None:
         """Tell the successors of every settled node; decide those now fully settled."""
@@ -486,8 +397,9 @@ class _Execution:
             )
             fn = node.execute if node.execute is not None else node.reduce
             assert fn is not None
-            task = asyncio.get_running_loop().create_task(_call(fn, context))
-            task.add_done_callback(self.finished.put_nowait)
+            run = _call(fn, context) if not self.events.enabled else self._observed(node, context)
+            task = asyncio.get_running_loop().create_task(run)
+            task.add_done_callback(self._done)
             self.running[task] = node_id
             self.status[node_id] = "running"
 
@@ -510,6 +422,34 @@ class _Execution:
             self.status[node_id] = "completed"
         self.settled.append(node_id)
 
+    async def _observed(self, node: WorkflowNode, context: NodeContext) -> Any:
+        """Run ``node`` in its event frame: started, then completed/failed/cancelled."""
+        events = self.events
+        frame = NodeEventFrame(events.graph_run_id, node.id, self.graph._attempts.get(node.id, 1))  # pyright: ignore[reportPrivateUsage]
+        NODE_FRAME.set(frame)  # the node task's own context: its child runs report to it
+        fn = node.execute if node.execute is not None else node.reduce
+        assert fn is not None
+        started = time.perf_counter()
+        await events.node_started(frame, "execute" if node.execute is not None else "reduce")
+        try:
+            value = await _call(fn, context)
+        except asyncio.CancelledError:
+            reason = "race" if node.id in self.raced else "graph"
+            await events.node_settled(frame, started, "cancelled", reason=reason)
+            raise
+        except BaseException as error:
+            policy = node.failure_policy
+            await events.node_settled(frame, started, "failed", error=error, policy=policy)
+            raise
+        await events.node_settled(frame, started, "completed")
+        return value
+
+    async def _announce_skipped(self) -> None:
+        skipped, self.skipped = self.skipped, []
+        if self.events.enabled:
+            for node_id, reason in skipped:
+                await self.events.node_skipped(node_id, reason)
+
     async def _cancel_running(self) -> None:
         tasks = list(self.running)
         for task in tasks:
@@ -518,54 +458,69 @@ class _Execution:
             await asyncio.wait(tasks)
         self.running.clear()
 
-    async def _next_finished(self, aborted: asyncio.Future[object]) -> asyncio.Task[Any]:
-        if self.finished.qsize():
-            return self.finished.get_nowait()
-        getter = asyncio.ensure_future(self.finished.get())
-        try:
-            await asyncio.wait({getter, aborted}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if not getter.done():
-                getter.cancel()
-        if getter.done() and not getter.cancelled():
-            return getter.result()
-        self.scope.signal.throw_if_aborted()
-        self.controller.signal.throw_if_aborted()
-        raise asyncio.CancelledError()  # pragma: no cover - aborted without a reason
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self.finished.append(task)
+        self._wake()
+
+    def _wake(self, _reason: object = None) -> None:
+        wake = self.wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+
+    async def _next_finished(self) -> asyncio.Task[Any]:
+        """The next finished node task (one future per wait; an abort wakes it and raises)."""
+        while not self.finished:
+            self.scope.signal.throw_if_aborted()
+            self.controller.signal.throw_if_aborted()
+            self.wake = asyncio.get_running_loop().create_future()
+            try:
+                await self.wake
+            finally:
+                self.wake = None
+        return self.finished.popleft()
 
     async def execute(self) -> WorkflowGraphResult:
         remove = self.scope.signal.add_listener(self.controller.abort)
-        aborted: asyncio.Future[object] = asyncio.get_running_loop().create_future()
-
-        def on_abort(reason: object) -> None:
-            if not aborted.done():
-                aborted.set_result(reason)
-
-        remove_abort = self.controller.signal.add_listener(on_abort)
+        remove_abort = self.controller.signal.add_listener(self._wake)
+        events = self.events
+        started = time.perf_counter()
+        failure: BaseException | None = None
+        if events.enabled:
+            await events.graph_started(len(self.graph.order))
         try:
             for node_id in self.graph.order:
                 if self.waiting[node_id] == 0:
                     await self._decide(node_id)
             await self._propagate()
+            await self._announce_skipped()
             while True:
                 self._start()
                 if not self.running:
                     if all(s in _SETTLED for s in self.status.values()):
                         break
                     raise WorkflowGraphError("Workflow scheduler reached an invalid stalled state.")
-                task = await self._next_finished(aborted)
+                task = await self._next_finished()
                 node_id = self.running.pop(task, None)
                 if node_id is None:
                     continue
                 self._settle(node_id, task)
                 await self._propagate()
+                await self._announce_skipped()
+        except BaseException as error:
+            failure = error
+            raise
         finally:
             await self._cancel_running()
             self.controller.abort(OrchestrationError("Workflow execution finished."))
             remove_abort()
             remove()
-            if not aborted.done():
-                aborted.cancel()
+            if failure is not None and events.enabled:
+                failed_node = (
+                    failure.node_id if type(failure) is WorkflowNodeExecutionError else None
+                )
+                await events.graph_failed(started, failure, failed_node)
+        if events.enabled:
+            await events.graph_completed(started, self.status.values())
         return WorkflowGraphResult(
             order=self.graph.order,
             outputs=self._ordered_outputs(),

@@ -38,6 +38,7 @@ from actoviq.orchestration.graph import (
     WorkflowGraphResult,
     WorkflowNode,
 )
+from actoviq.orchestration.graph_events import current_node_frame
 from actoviq.orchestration.graph_frames import current_frame, mark_composite
 
 __all__ = ["LoopResult", "LoopRound", "WorkflowLoopLimitError", "loop_node"]
@@ -179,6 +180,9 @@ def loop_node(
             graph = body
             if frame is not None:
                 graph = frame.journal.wrap(body, prefix=frame.body_prefix(), iteration=iteration)
+            node = current_node_frame()
+            if node is not None:
+                node.iteration = iteration  # the body's graph events name the round
             result: WorkflowGraphResult = await graph.execute(
                 input=round_input, scope=ctx.scope, max_concurrency=max_concurrency
             )

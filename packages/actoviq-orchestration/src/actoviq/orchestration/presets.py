@@ -26,11 +26,11 @@ from actoviq.orchestration.child_runner import ChildRunner
 from actoviq.orchestration.errors import OrchestrationError
 from actoviq.orchestration.graph import (
     NodeContext,
-    RouteFn,
     WorkflowEdge,
     WorkflowGraph,
     WorkflowNode,
 )
+from actoviq.orchestration.graph_model import RouteFn
 from actoviq.orchestration.outcomes import ChildFailurePolicy, ChildRunOutcome
 from actoviq.runtime import AgentInput, ToolEffect
 
@@ -111,6 +111,7 @@ def panel_preset(panelists: Sequence[WorkflowNode], synthesize: WorkflowNode) ->
     """
     members = _members(panelists)
     return WorkflowGraph(
+        id="panel",
         nodes=[*members, synthesize],
         edges=[WorkflowEdge(source=member.id, target=synthesize.id) for member in members],
     )
@@ -124,6 +125,7 @@ def team_preset(members: Sequence[WorkflowNode], reducer: WorkflowNode) -> Workf
     """
     listed = _members(members)
     return WorkflowGraph(
+        id="team",
         nodes=[*listed, reducer],
         edges=[WorkflowEdge(source=member.id, target=reducer.id) for member in listed],
     )
@@ -137,7 +139,7 @@ def reviewer_preset(
     edges = [WorkflowEdge(source=author.id, target=reviewer.id) for reviewer in listed]
     edges += [WorkflowEdge(source=reviewer.id, target=reducer.id) for reviewer in listed]
     edges.append(WorkflowEdge(source=author.id, target=reducer.id))
-    return WorkflowGraph(nodes=[author, *listed, reducer], edges=edges)
+    return WorkflowGraph(id="reviewer", nodes=[author, *listed, reducer], edges=edges)
 
 
 def router_preset(
@@ -153,7 +155,7 @@ def router_preset(
     if reducer is not None:
         nodes.append(attrs.evolve(reducer, activation="any"))
         edges += [WorkflowEdge(source=route.node.id, target=reducer.id) for route in routes]
-    return WorkflowGraph(nodes=nodes, edges=edges)
+    return WorkflowGraph(id="router", nodes=nodes, edges=edges)
 
 
 def swarm_preset(
@@ -176,4 +178,4 @@ def swarm_preset(
         leaves = sorted(node.id for node in listed if node.id not in sources)
         nodes.append(attrs.evolve(reducer, activation="any"))
         edges += [WorkflowEdge(source=leaf, target=reducer.id) for leaf in leaves]
-    return WorkflowGraph(nodes=nodes, edges=edges)
+    return WorkflowGraph(id="swarm", nodes=nodes, edges=edges)

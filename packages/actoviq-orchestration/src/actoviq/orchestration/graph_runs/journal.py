@@ -96,7 +96,18 @@ class RunJournal:
                 nodes.append(
                     attrs.evolve(node, reduce=self._journaled(node.reduce, key, iteration))
                 )
-        return WorkflowGraph(nodes=nodes, edges=graph.edges)
+        wrapped = WorkflowGraph(nodes=nodes, edges=graph.edges, id=graph.id)
+        wrapped._attempts = {  # pyright: ignore[reportPrivateUsage]  # events name the attempt
+            node.id: self._attempt(f"{prefix}{node.id}", iteration) for node in nodes
+        }
+        return wrapped
+
+    def _attempt(self, key: str, iteration: int) -> int:
+        """The attempt a (re)started node execution is: the journal's, plus one unless done."""
+        current = self.nodes.get((key, iteration))
+        if current is None:
+            return 1
+        return current.attempts if current.status == "completed" else current.attempts + 1
 
     def _effect(self, key: str, fn: Callable[..., Any]) -> str:
         if is_composite(fn):
