@@ -82,7 +82,9 @@ def _check_into(
     """Check each item of ``value`` and store it (plain containers copied) in ``data``."""
     find = _find_surrogate
     for key, item in value.items():
-        if type(key) is not str or (not key.isascii() and find(key) is not None):
+        if type(key) is not str or (  # a key already stored was checked then (an update)
+            key not in data and not key.isascii() and find(key) is not None
+        ):
             raise _invalid({key: None}, label, max_depth)
         kind = type(item)
         if kind is str:

@@ -171,9 +171,7 @@ class InjectedMetadata:
         )
         key = (scope.parent_run_id, effect)
         entry = self._bases.get(key)
-        if entry is not None and all(
-            a is b or a == b for a, b in zip(entry[0], shared, strict=True)
-        ):
+        if entry is not None and entry[0] == shared:  # identity first, element by element
             return entry[1]
         if len(self._bases) >= _CACHE_SIZE:
             self._bases.clear()

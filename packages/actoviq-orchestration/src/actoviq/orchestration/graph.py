@@ -258,6 +258,8 @@ class _Execution:
         self.scope = scope
         self.limit = limit
         order = graph.order
+        self.order = order
+        self.nodes: dict[str, WorkflowNode] = graph._nodes  # pyright: ignore[reportPrivateUsage]
         self.rank = {node: index for index, node in enumerate(order)}
         self.status: dict[str, WorkflowNodeStatus] = dict.fromkeys(order, "pending")
         self.outputs: dict[str, Any] = {}
@@ -281,7 +283,7 @@ class _Execution:
         if not self.outputs:
             return MappingProxyType({})
         return MappingProxyType(
-            {node: self.outputs[node] for node in self.graph.order if node in self.outputs}
+            {node: self.outputs[node] for node in self.order if node in self.outputs}
         )
 
     async def _edge(self, edge: WorkflowEdge) -> bool:
@@ -315,7 +317,7 @@ class _Execution:
             return
         incoming = self.incoming[node_id]
         flags = [await self._edge(edge) for edge in incoming]
-        node = self.graph.nodes[node_id]
+        node = self.nodes[node_id]
         if not incoming:
             ready = True
         elif node.activation == "all":
@@ -362,7 +364,7 @@ class _Execution:
             decided: list[str] = []
             for edge in self.outgoing[node_id]:
                 self.waiting[edge.target] -= 1
-                if self.graph.nodes[edge.target].activation == "first":
+                if self.nodes[edge.target].activation == "first":
                     await self._first(edge)
                 if self.waiting[edge.target] == 0:
                     decided.append(edge.target)
@@ -370,12 +372,12 @@ class _Execution:
                 await self._decide(target)
 
     def _start(self) -> None:
-        order = self.graph.order
+        order = self.order
         while self.ready and len(self.running) < self.limit:
             node_id = order[heapq.heappop(self.ready)]
             if self.status[node_id] != "ready":
                 continue  # a first-join cancelled it before it started
-            node = self.graph.nodes[node_id]
+            node = self.nodes[node_id]
             inputs: Mapping[str, Any] = MappingProxyType({})
             if node.reduce is not None:
                 first = node.activation == "first"  # a race join sees its winner(s) only
@@ -410,7 +412,7 @@ class _Execution:
                 raise asyncio.CancelledError()
             self.status[node_id] = "cancelled"
         elif (error := task.exception()) is not None:
-            node = self.graph.nodes[node_id]
+            node = self.nodes[node_id]
             collect = node.failure_policy == "collect"
             if not collect or self.scope.signal.aborted or not _collectable(error):
                 self.controller.abort(error)
@@ -486,9 +488,9 @@ class _Execution:
         started = time.perf_counter()
         failure: BaseException | None = None
         if events.enabled:
-            await events.graph_started(len(self.graph.order))
+            await events.graph_started(len(self.order))
         try:
-            for node_id in self.graph.order:
+            for node_id in self.order:
                 if self.waiting[node_id] == 0:
                     await self._decide(node_id)
             await self._propagate()
@@ -522,7 +524,7 @@ class _Execution:
         if events.enabled:
             await events.graph_completed(started, self.status.values())
         return WorkflowGraphResult(
-            order=self.graph.order,
+            order=self.order,
             outputs=self._ordered_outputs(),
             statuses=MappingProxyType(dict(self.status)),
         )

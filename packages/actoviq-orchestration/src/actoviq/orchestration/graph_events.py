@@ -295,7 +295,7 @@ def _ms(started: float) -> float:
 class GraphEvents:
     """Emits one execution's events (a no-op when nothing routes the scope's run)."""
 
-    __slots__ = ("base", "events", "graph_run_id", "scope")
+    __slots__ = ("base", "enabled", "events", "graph_run_id", "scope")
 
     def __init__(self, graph_id: str, scope: OrchestrationScope) -> None:
         self.scope = scope
@@ -303,13 +303,10 @@ class GraphEvents:
         if events is not None and not events.routes(scope.run_id, scope.lineage):
             events = None
         self.events = events
+        self.enabled = events is not None
+        """Whether events are delivered somewhere."""
         self.graph_run_id = str(uuid.uuid4()) if events is not None else ""
         self.base: JsonObject = {"graphId": graph_id, "graphRunId": self.graph_run_id}
-
-    @property
-    def enabled(self) -> bool:
-        """Whether events are delivered somewhere."""
-        return self.events is not None
 
     async def emit(self, type: str, data: JsonObject) -> None:
         """Emit ``type`` with the base fields and ``data`` (nothing when not enabled)."""
