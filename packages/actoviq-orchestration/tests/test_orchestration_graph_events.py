@@ -12,7 +12,7 @@ import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from orchestration_testkit import agent, runtime_for, script
+from orchestration_testkit import agent, call, runtime_for, script
 
 from actoviq.events import InMemoryEventSink, OpenTelemetrySink, RedactionPolicy, RunEvent
 from actoviq.orchestration import (
@@ -30,6 +30,7 @@ from actoviq.orchestration import (
     loop_node,
 )
 from actoviq.providers.testing import ScriptedTurn
+from actoviq.runtime import ToolExecutionContext, tool
 
 SECRET = "sk-live-abcdefghijklmnopqrstuvwx"
 
@@ -258,3 +259,48 @@ async def test_graph_events_reach_the_opentelemetry_span_with_ids_and_no_content
     assert ("orchestration.graph.node.completed", "research") in nodes
     recorded = json.dumps([dict(event.attributes or {}) for event in desk_span.events])
     assert SECRET not in recorded and "actoviq.event.data" not in recorded
+
+
+async def test_a_graph_run_by_a_managers_tool_streams_its_events_in_the_manager_run() -> None:
+    async with runtime_for(
+        script("manager", [call("plan", topic="x"), "planned"]),
+        script("specialist", ["checked"]),
+    ) as runtime:
+        runner = ChildRunner(runtime)
+        root = runner.create_root(run_id="manager-run")
+        graph = WorkflowGraph(
+            id="plan-graph",
+            nodes=[
+                agent_workflow_node(
+                    "check", runner, agent("specialist"), input=lambda ctx: "go", output="value"
+                )
+            ],
+        )
+
+        @tool(name="plan", effect="read")
+        async def plan(ctx: ToolExecutionContext, topic: str) -> str:
+            """Plan through a graph in the manager's scope."""
+            result = await graph.execute(input=topic, scope=root)
+            return str(result.outputs["check"])
+
+        runtime.tools.register(plan)
+        async with runner.stream_scope(root, agent("manager", tools=("plan",)), "go") as handle:
+            streamed = [event async for event in handle]
+            result = await handle.result()
+    assert result.output == "planned"
+    rows = [
+        (e.type, (e.data or {}).get("nodeId"))  # type: ignore[union-attr]
+        for e in streamed
+        if e.type.startswith("orchestration.")
+    ]
+    assert rows == [
+        ("orchestration.graph.started", None),
+        ("orchestration.graph.node.started", "check"),
+        ("orchestration.child.started", "check"),
+        ("orchestration.child.completed", "check"),
+        ("orchestration.graph.node.completed", "check"),
+        ("orchestration.graph.completed", None),
+    ]
+    assert {e.run_id for e in streamed} == {"manager-run"}
+    sequences = [e.sequence for e in streamed]
+    assert sequences == sorted(sequences)
