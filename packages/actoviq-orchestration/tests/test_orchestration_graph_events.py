@@ -288,8 +288,8 @@ async def test_a_graph_run_by_a_managers_tool_streams_its_events_in_the_manager_
             streamed = [event async for event in handle]
             result = await handle.result()
     assert result.output == "planned"
-    rows = [
-        (e.type, (e.data or {}).get("nodeId"))  # type: ignore[union-attr]
+    rows: list[tuple[str, object]] = [
+        (e.type, e.data.get("nodeId") if isinstance(e.data, dict) else None)
         for e in streamed
         if e.type.startswith("orchestration.")
     ]
