@@ -26,6 +26,7 @@ from actoviq.orchestration import (
     WorkflowGraph,
     WorkflowNode,
     WorkflowNodeExecutionError,
+    agent_as_tool,
     agent_workflow_node,
     loop_node,
 )
@@ -304,3 +305,29 @@ async def test_a_graph_run_by_a_managers_tool_streams_its_events_in_the_manager_
     assert {e.run_id for e in streamed} == {"manager-run"}
     sequences = [e.sequence for e in streamed]
     assert sequences == sorted(sequences)
+
+
+async def test_a_node_counts_the_runs_it_started_not_their_own_children() -> None:
+    sink = InMemoryEventSink()
+    async with runtime_for(
+        script("manager", [call("specialist", input="dig"), "managed"]),
+        script("specialist", ["dug"]),
+        event_sinks=[sink],
+    ) as runtime:
+        runner = ChildRunner(runtime)
+        runtime.tools.register(agent_as_tool(agent("specialist"), runner).as_runtime_tool())
+        manager = agent("manager", tools=("specialist",))
+        graph = WorkflowGraph(
+            nodes=[agent_workflow_node("lead", runner, manager, input=lambda ctx: "go")]
+        )
+        async with runner.open_root("desk", run_id="desk") as desk:
+            await graph.execute(input=None, scope=desk)
+    completed = next(e for e in sink.events if e.type == "orchestration.graph.node.completed")
+    (manager_run,) = completed.data["childRunIds"]  # type: ignore[index]
+    starts = [e for e in sink.events if e.type == "orchestration.child.started"]
+    assert len(starts) == 2
+    datas: list[dict[str, Any]] = [dict(e.data) for e in starts if isinstance(e.data, dict)]
+    by_parent = {str(data["parentRunId"]): data for data in datas}
+    assert by_parent["desk"]["childRunId"] == manager_run
+    assert by_parent["desk"]["nodeId"] == "lead"
+    assert "nodeId" not in by_parent[str(manager_run)]  # the specialist is the manager's child

@@ -78,9 +78,9 @@ __all__ = ["ChildRunner", "EventCallback", "child_session_id"]
 
 
 def _in_node(data: JsonObject) -> JsonObject:
-    """``data`` with the workflow node it runs in (``graphRunId``, ``nodeId``), if any."""
+    """``data`` with the workflow node that started the child (``graphRunId``, ``nodeId``)."""
     node = NODE_FRAME.get()
-    if node is not None:
+    if node is not None and node.run_id == data["parentRunId"]:
         data["graphRunId"] = node.graph_run_id
         data["nodeId"] = node.node_id
     return data
@@ -324,7 +324,7 @@ class ChildRunner:
             )
         scope = self.tree.derive_child(parent, run_id, narrow=narrow)
         node = NODE_FRAME.get()
-        if node is not None:
+        if node is not None and node.run_id == parent.run_id:
             node.child_run_ids.append(scope.run_id)
         try:
             await scope.budget.claim_child(scope.depth)

@@ -427,7 +427,8 @@ class _Execution:
     async def _observed(self, node: WorkflowNode, context: NodeContext) -> Any:
         """Run ``node`` in its event frame: started, then completed/failed/cancelled."""
         events = self.events
-        frame = NodeEventFrame(events.graph_run_id, node.id, self.graph._attempts.get(node.id, 1))  # pyright: ignore[reportPrivateUsage]
+        attempt = self.graph._attempts.get(node.id, 1)  # pyright: ignore[reportPrivateUsage]
+        frame = NodeEventFrame(events.graph_run_id, node.id, attempt, self.scope.run_id)
         NODE_FRAME.set(frame)  # the node task's own context: its child runs report to it
         fn = node.execute if node.execute is not None else node.reduce
         assert fn is not None

@@ -263,17 +263,20 @@ for _name, _cls in zip(GRAPH_EVENT_TYPES, _CLASSES, strict=True):
 class NodeEventFrame:
     """The node a task runs in (a context variable): child runs started there report to it.
 
-    ``ChildRunner`` adds each child's run id to :attr:`child_run_ids` and stamps its
-    ``orchestration.child.*`` events with :attr:`graph_run_id` and :attr:`node_id`; a graph
-    executed inside the node (a loop body) names it as its parent.
+    ``ChildRunner`` adds the run id of each child it starts under the graph's scope
+    (:attr:`run_id`) to :attr:`child_run_ids` and stamps that child's ``orchestration.child.*``
+    events with :attr:`graph_run_id` and :attr:`node_id` (grandchildren started by those runs'
+    own tools belong to their parents, not to the node); a graph executed inside the node (a
+    loop body) names it as its parent.
     """
 
-    __slots__ = ("attempt", "child_run_ids", "graph_run_id", "iteration", "node_id")
+    __slots__ = ("attempt", "child_run_ids", "graph_run_id", "iteration", "node_id", "run_id")
 
-    def __init__(self, graph_run_id: str, node_id: str, attempt: int = 1) -> None:
+    def __init__(self, graph_run_id: str, node_id: str, attempt: int = 1, run_id: str = "") -> None:
         self.graph_run_id = graph_run_id
         self.node_id = node_id
         self.attempt = attempt
+        self.run_id = run_id  # the graph's scope: only its direct children belong to the node
         self.iteration: int | None = None
         self.child_run_ids: list[str] = []
 
