@@ -323,11 +323,12 @@ async def test_a_node_counts_the_runs_it_started_not_their_own_children() -> Non
         async with runner.open_root("desk", run_id="desk") as desk:
             await graph.execute(input=None, scope=desk)
     completed = next(e for e in sink.events if e.type == "orchestration.graph.node.completed")
-    (manager_run,) = completed.data["childRunIds"]  # type: ignore[index]
+    assert isinstance(completed, GraphNodeCompletedEvent)
+    (manager_run,) = completed.data["childRunIds"]
     starts = [e for e in sink.events if e.type == "orchestration.child.started"]
     assert len(starts) == 2
     datas: list[dict[str, Any]] = [dict(e.data) for e in starts if isinstance(e.data, dict)]
     by_parent = {str(data["parentRunId"]): data for data in datas}
     assert by_parent["desk"]["childRunId"] == manager_run
     assert by_parent["desk"]["nodeId"] == "lead"
-    assert "nodeId" not in by_parent[str(manager_run)]  # the specialist is the manager's child
+    assert "nodeId" not in by_parent[manager_run]  # the specialist is the manager's child
