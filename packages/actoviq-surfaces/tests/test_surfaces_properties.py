@@ -180,3 +180,68 @@ def test_no_canary_survives_any_target(data: Any) -> None:
     text = json.dumps(delivered)
     assert MARK not in text
     assert "[REDACTED]" in text
+
+
+def _split_stream(pieces: list[str], kind: str = "model.text.delta") -> list[RunEvent]:
+    stream = Stream("split")
+    events = [
+        stream.next("run.started", {"agentId": "a"}),
+        stream.next("model.requested", {"turn": 1, "model": "p:m"}),
+    ]
+    events.extend(stream.next(kind, {"delta": piece, "outputIndex": 0}) for piece in pieces)
+    events.append(stream.next("model.completed", {"turn": 1, "usage": {"requests": 1}}))
+    events.append(stream.next("run.completed", {"status": "completed", "usage": {}}))
+    return events
+
+
+def _delivered_deltas(events: list[RunEvent]) -> tuple[list[str], str]:
+    """Every target's text deltas (checked identical) and the whole wire of every target."""
+    shared = SharedRunEventSurfaceProjector()
+    deltas: list[str] = []
+    wire: list[Any] = []
+    for event in events:
+        fan = shared.project(event)
+        for target in SURFACE_TARGETS:
+            wire.extend(surface_event_to_json(s) for s in fan.for_target(target))
+        deltas.extend(
+            str(s.data["delta"])
+            for s in fan.for_target("cli")
+            if s.type.value in ("text.delta", "reasoning.delta")
+        )
+    return deltas, json.dumps(wire)
+
+
+@settings(max_examples=15, deadline=None)
+@given(canary_trees, st.sampled_from(["model.text.delta", "model.reasoning.delta"]))
+def test_no_canary_shows_when_split_across_two_deltas_at_any_position(data: Any, kind: str) -> None:
+    text = json.dumps(data)
+    at = text.index(MARK)
+    # Every cut inside and around the first secret (its prefix "sk-test-" starts 8 before).
+    for cut in range(max(0, at - 12), min(len(text), at + 40)):
+        deltas, wire = _delivered_deltas(_split_stream([text[:cut], text[cut:]], kind))
+        joined = "".join(deltas)
+        assert MARK not in wire, (cut, deltas)
+        assert MARK not in joined and "[REDACTED]" in joined
+
+
+@settings(max_examples=40, deadline=None)
+@given(canary_trees, st.lists(st.integers(0, 10_000), min_size=1, max_size=8))
+def test_no_canary_shows_when_split_across_many_deltas(data: Any, cuts: list[int]) -> None:
+    text = json.dumps(data)
+    points = sorted({cut % (len(text) + 1) for cut in cuts})
+    pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
+    deltas, wire = _delivered_deltas(_split_stream(pieces))
+    assert MARK not in wire
+    assert "[REDACTED]" in "".join(deltas)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.text(alphabet="abcdefghij ,.:=\n", max_size=60),
+    st.lists(st.integers(0, 100), max_size=6),
+)
+def test_held_text_is_delivered_in_order_and_whole(text: str, cuts: list[int]) -> None:
+    points = sorted({cut % (len(text) + 1) for cut in cuts})
+    pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
+    deltas, _ = _delivered_deltas(_split_stream(pieces))
+    assert "".join(deltas) == text  # nothing here is a secret: every character, in order

@@ -102,6 +102,8 @@ def test_child_runs_can_be_hidden() -> None:
     projector = RunEventSemanticProjector()
     semantics = projector.project(parent.next("model.text.delta", {"delta": "P"}))
     semantics += projector.project(child.next("model.text.delta", {"delta": "C"}))
+    semantics += projector.project(parent.next("model.completed", {}))
+    semantics += projector.project(child.next("model.completed", {}))
     assert "".join(render_text(semantics)) == "PC\n"
     assert "".join(render_text(semantics, TextRenderOptions(show_child_runs=False))) == "P\n"
 

@@ -120,6 +120,12 @@ from actoviq.events.redaction import (
     redact_text,
     redact_value,
 )
+from actoviq.events.redaction_stream import (
+    DEFAULT_MAX_HELD_CHARS,
+    TextStreamRedactor,
+    TextStreamSegmenter,
+    held_tail_start,
+)
 from actoviq.events.schema import run_event_json_schema
 from actoviq.events.types import (
     EVENT_TYPES,
@@ -159,6 +165,7 @@ from actoviq.events.types import (
 
 __all__ = [
     "DEFAULT_KEY_CACHE_LIMIT",
+    "DEFAULT_MAX_HELD_CHARS",
     "DEFAULT_REPLACEMENT",
     "DEFAULT_SENSITIVE_KEY_PATTERNS",
     "DEFAULT_SINK_TIMEOUT",
@@ -245,6 +252,8 @@ __all__ = [
     "StreamDroppedEvent",
     "SystemClock",
     "TerminalEvent",
+    "TextStreamRedactor",
+    "TextStreamSegmenter",
     "ToolCompletedData",
     "ToolCompletedEvent",
     "ToolEvent",
@@ -269,6 +278,7 @@ __all__ = [
     "default_processors",
     "error_data",
     "event_class",
+    "held_tail_start",
     "is_terminal_event_type",
     "normalize_key",
     "redact_text",

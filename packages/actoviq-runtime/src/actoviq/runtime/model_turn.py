@@ -19,12 +19,14 @@ from actoviq.providers import (
     ModelProvider,
     ModelRequest,
     ModelResponse,
+    ModelStream,
     ModelToolDefinition,
 )
 from actoviq.runtime.handoff_tools import handoff_tool_definitions
 from actoviq.runtime.middleware import MiddlewareInvariantViolationError, MiddlewareStage
 from actoviq.runtime.model_settings import request_settings
 from actoviq.runtime.stream_events import model_ref_json, stream_event_payload
+from actoviq.runtime.stream_text import StreamTextHold
 
 if TYPE_CHECKING:
     from actoviq.runtime.execution import RunExecution
@@ -228,10 +230,36 @@ async def _provider_call(
         return await provider.generate(request, context)
     stream = provider.stream(request, context)
     emit = run.emit
+    policy = run.parts.redaction
+    if policy is not None and policy.scan_text:
+        return await _segmented_stream(run, stream, policy.strip_stack_traces)
     async with stream:
         async for event in stream:
             kind, data = stream_event_payload(event)
             await emit(kind, data)
+        return await stream.final_response()
+
+
+async def _segmented_stream(
+    run: RunExecution, stream: ModelStream, stack_frames: bool
+) -> ModelResponse:
+    """Text-scanned events: text deltas re-cut so no secret is scanned in two halves."""
+    emit = run.emit
+    hold = StreamTextHold(stack_frames=stack_frames)
+    async with stream:
+        async for event in stream:
+            kind, data = stream_event_payload(event)
+            if kind == "model.response.completed":
+                for held_kind, held in hold.flush():
+                    await emit(held_kind, held)
+            else:
+                taken = hold.take(kind, data)
+                if taken is None:
+                    continue
+                data = taken
+            await emit(kind, data)
+        for held_kind, held in hold.flush():
+            await emit(held_kind, held)
         return await stream.final_response()
 
 

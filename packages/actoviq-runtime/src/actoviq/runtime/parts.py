@@ -8,7 +8,14 @@ from typing import Any
 import attrs
 
 from actoviq.core import AgentSpec, HandoffRef, ModelRefParts, RunLimits, TextItem
-from actoviq.events import Clock, EventDispatcher, IdFactory, RandomIdFactory, SystemClock
+from actoviq.events import (
+    Clock,
+    EventDispatcher,
+    IdFactory,
+    RandomIdFactory,
+    RedactionPolicy,
+    SystemClock,
+)
 from actoviq.providers import ModelOutputSchema, ModelRegistry, ModelToolDefinition
 from actoviq.runtime.concurrency import RunGate, SessionLocks
 from actoviq.runtime.handle import BufferPolicy
@@ -41,6 +48,7 @@ class RuntimeParts:
     buffer_policy: BufferPolicy
     lease_ms: int
     ledger: RunLedger
+    redaction: RedactionPolicy | None = None  # the built-in processor's (text scanning cuts deltas)
     unobserved_events: bool = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:

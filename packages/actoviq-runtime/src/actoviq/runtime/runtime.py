@@ -233,6 +233,7 @@ class AgentRuntime:
             buffer_policy=stream_buffer_policy,
             lease_ms=checkpoint_lease_ms,
             ledger=RunLedger(),
+            redaction=redaction,
         )
         self._agents: dict[str, AgentEntry] = {}
         self._active: dict[str, RunExecution] = {}

@@ -30,14 +30,20 @@ class Snapshot:
     When the text outgrows ``limit``, its front is dropped down to ``limit // 2`` characters
     (so a long stream pays one slice per ``limit // 2`` characters, not one per delta).
     ``offset`` counts the characters dropped, so ``offset + len(text)`` is the full length.
+    ``held`` is raw text not shown yet (a possible secret's start, see the projector).
     """
 
-    __slots__ = ("limit", "offset", "text")
+    __slots__ = ("given", "held", "limit", "offset", "refusal", "text")
 
     def __init__(self, limit: int) -> None:
         self.text = ""
         self.offset = 0
         self.limit = limit
+        # Raw text held back because it could still be the start of a secret (bounded; see
+        # ``actoviq.events.held_tail_start``); released by the next delta or the block's end.
+        self.held = ""
+        self.given = False  # the producer sends whole snapshots (they already hold ``held``)
+        self.refusal = False  # the block streams a refusal (its release is a refusal delta)
 
     def add(self, delta: str) -> str:
         """Append ``delta``; return the new snapshot text."""

@@ -15,12 +15,21 @@ from typing import Any, Final, cast
 import attrs
 
 from actoviq.core import JsonObject, JsonValue
-from actoviq.events import Redactor
+from actoviq.events import Redactor, held_tail_start
 from actoviq.surfaces._state import ArgumentBuffer, RunState, Snapshot
 from actoviq.surfaces.types import SurfaceSemanticCategory as C
 from actoviq.surfaces.types import SurfaceSemanticType as T
 
-__all__ = ["MappingOptions", "Semantic", "map_source_event"]
+__all__ = [
+    "MappingOptions",
+    "Semantic",
+    "flush_held",
+    "map_source_event",
+    "redact_piece",
+    "release_text",
+]
+
+_OPENERS: Final = ("{", "[")
 
 Semantic = tuple[T, C, str, JsonObject]
 """One semantic event before stamping: type, category, phase, data."""
@@ -68,25 +77,54 @@ def _snapshot(
     return found
 
 
+def release_text(block: Snapshot, piece: str, redactor: Redactor) -> str:
+    """Add a raw streamed ``piece`` to ``block``; return the redacted text that may show now.
+
+    The tail that could still be the start of a secret stays in ``block.held`` until the next
+    piece or the block's end shows what it is (:func:`actoviq.events.held_tail_start`), so a
+    secret split across two deltas is never shown in part.
+    """
+    text = block.held + piece if block.held else piece
+    cut = held_tail_start(text, stack_frames=True)
+    if cut == len(text):
+        block.held = ""
+        return redact_piece(text, redactor)
+    block.held = text[cut:]
+    return redact_piece(text[:cut], redactor) if cut else ""
+
+
+def redact_piece(text: str, redactor: Redactor) -> str:
+    """Streamed text in surface mode (JSON held whole in it is also redacted by key)."""
+    if text[:1] in _OPENERS:
+        return cast(str, redactor.redact(text))
+    return redactor.redact_text(text)
+
+
 def _stream_delta(
     kind: T,
     category: C,
     store: dict[tuple[int, object], Snapshot],
     data: JsonObject,
+    raw: JsonObject,
     run: RunState,
     options: MappingOptions,
 ) -> list[Semantic]:
     """``text.delta`` / ``reasoning.delta``: the delta and the block's snapshot so far."""
-    delta = _text(data.get("delta"))
+    piece = _text(raw.get("delta"))
     given = _text(data.get("snapshot"))
-    if delta is None and given is None:
+    if piece is None and given is None:
         return []  # e.g. an opaque-only reasoning delta: nothing a surface may show
     iteration = _iteration(data, run)
     index = _block_index(data)
     block = _snapshot(store, (iteration, index), options.max_snapshot_chars)
-    snapshot = block.replace(given) if given is not None else block.add(delta or "")
+    delta = release_text(block, piece, options.redactor) if piece is not None else ""
+    if given is not None:
+        block.given = True
+        snapshot = block.replace(given)
+    else:
+        snapshot = block.add(delta)
     out: JsonObject = {
-        "delta": delta or "",
+        "delta": delta,
         "snapshot": snapshot,
         "outputIndex": index,
         "iteration": iteration,
@@ -94,6 +132,34 @@ def _stream_delta(
     if block.offset:
         out["snapshotOffset"] = block.offset
     return [(kind, category, "delta", out)]
+
+
+def flush_held(run: RunState, options: MappingOptions) -> list[Semantic]:
+    """A block ended (the model call, the run…): release every block's held text, redacted."""
+    found: list[Semantic] = []
+    for store, kind, category in (
+        (run.reasoning, T.REASONING_DELTA, C.REASONING),
+        (run.text, T.TEXT_DELTA, C.TEXT),
+    ):
+        for (iteration, index), block in store.items():
+            if not block.held:
+                continue
+            delta = redact_piece(block.held, options.redactor)
+            block.held = ""
+            snapshot = block.text if block.given else block.add(delta)
+            out: JsonObject = {
+                "delta": delta,
+                "snapshot": snapshot,
+                "outputIndex": cast(int, index),
+                "iteration": iteration,
+            }
+            if block.offset:
+                out["snapshotOffset"] = block.offset
+            if block.refusal:
+                found.append((T.MODEL_CONTENT, C.MODEL, "refusal", {"kind": "refusal", **out}))
+            else:
+                found.append((kind, category, "delta", out))
+    return found
 
 
 def _call_key(data: JsonObject, iteration: int) -> str:
@@ -301,8 +367,13 @@ def _model_requested(data: JsonObject, run: RunState) -> list[Semantic]:
     return [(T.REQUEST_STARTED, C.REQUEST, "started", {**data, "iteration": iteration})]
 
 
-def _refusal(data: JsonObject, run: RunState, options: MappingOptions) -> list[Semantic]:
-    found = _stream_delta(T.MODEL_CONTENT, C.MODEL, run.text, data, run, options)
+def _refusal(
+    data: JsonObject, raw: JsonObject, run: RunState, options: MappingOptions
+) -> list[Semantic]:
+    found = _stream_delta(T.MODEL_CONTENT, C.MODEL, run.text, data, raw, run, options)
+    block = run.text.get((_iteration(data, run), _block_index(data)))
+    if block is not None:
+        block.refusal = True
     return [(kind, cat, "refusal", {"kind": "refusal", **out}) for kind, cat, _, out in found]
 
 
@@ -337,14 +408,16 @@ def map_source_event(
     if simple is not None:
         return simple(data, run)
     if source_type in ("model.text.delta", "response.text.delta"):
-        return _stream_delta(T.TEXT_DELTA, C.TEXT, run.text, data, run, options)
+        return _stream_delta(T.TEXT_DELTA, C.TEXT, run.text, data, raw, run, options)
     if source_type in ("model.reasoning.delta", "response.thinking.delta"):
         clean = {k: v for k, v in data.items() if k not in ("opaque", "signature")}
-        return _stream_delta(T.REASONING_DELTA, C.REASONING, run.reasoning, clean, run, options)
+        return _stream_delta(
+            T.REASONING_DELTA, C.REASONING, run.reasoning, clean, raw, run, options
+        )
     if source_type in ("model.tool_call.delta", "response.tool_input.delta"):
         return _tool_input_delta(data, raw, run, options)
     if source_type == "model.refusal.delta":
-        return _refusal(data, run, options)
+        return _refusal(data, raw, run, options)
     if source_type in ("model.content", "model.response", "response.content", "response.message"):
         phase = _text(data.get("kind")) or "content"
         return [(T.MODEL_CONTENT, C.MODEL, phase, data)]

@@ -31,7 +31,7 @@ from typing import Any, Final, cast
 import attrs
 
 from actoviq.core import JsonObject
-from actoviq.events import RunEvent
+from actoviq.events import EVENT_CLASSES, RunEvent, held_tail_start
 from actoviq.surfaces._state import RunState, Snapshot, TraceKey
 from actoviq.surfaces.errors import (
     SurfaceEventIdentityCollisionError,
@@ -41,7 +41,12 @@ from actoviq.surfaces.errors import (
     SurfaceEventValidationError,
 )
 from actoviq.surfaces.identity import DEFAULT_DEDUPE_WINDOW_SIZE
-from actoviq.surfaces.mapping import MappingOptions, map_source_event
+from actoviq.surfaces.mapping import (
+    MappingOptions,
+    flush_held,
+    map_source_event,
+    redact_piece,
+)
 from actoviq.surfaces.redaction import SurfaceRedaction, surface_redactor
 from actoviq.surfaces.types import (
     SurfaceSemanticCategory,
@@ -64,8 +69,28 @@ DEFAULT_MAX_RUNS: Final = 4096
 """How many runs a projector keeps validation state for (oldest forgotten first)."""
 
 _MAX_SAFE: Final = 2**53 - 1
+# The envelope classes whose fields are plain attributes: ``RunEvent`` and the catalogue's typed
+# subclasses the runtime emits (they add no fields or properties). Any other subclass takes the
+# checked path.
+_ENVELOPES: Final = frozenset({RunEvent, *EVENT_CLASSES.values()})
 _TEXT_DELTA: Final = SurfaceSemanticType.TEXT_DELTA
 _TEXT: Final = SurfaceSemanticCategory.TEXT
+_OPENERS: Final = "{["
+# Source events that stream within a model call: they do not end its text blocks, so the text
+# those blocks hold back (a possible secret's start) waits for them to end.
+_STREAMING: Final = frozenset(
+    {
+        "model.text.delta",
+        "model.reasoning.delta",
+        "model.refusal.delta",
+        "model.tool_call.delta",
+        "model.usage",
+        "model.provider.event",
+        "response.text.delta",
+        "response.thinking.delta",
+        "response.tool_input.delta",
+    }
+)
 
 
 def _positive(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -128,6 +153,7 @@ class RunEventSemanticProjector:
     def __init__(self, options: ProjectorOptions | None = None) -> None:
         self._options = options if options is not None else ProjectorOptions()
         self._redactor = surface_redactor(self._options.redaction)
+        self._redact_text = self._redactor.redact_text
         self._mapping = MappingOptions(
             redactor=self._redactor,
             include_extensions=self._options.include_extensions,
@@ -139,7 +165,6 @@ class RunEventSemanticProjector:
         self._seen: dict[str, RunEvent] = {}
         self._order: deque[str] = deque()
         self._window_size = self._options.dedupe_window_size
-        self._redact_text = self._redactor.redact_text
         self._runs: dict[str, RunState] = {}
         self._children: dict[str, set[str]] = {}
 
@@ -221,7 +246,7 @@ class RunEventSemanticProjector:
         """Validate; return the run's state (a new one is not registered yet) or None (replay)."""
         # One cheap expression for the common valid envelope; the slow path names the problem.
         if (
-            event.__class__ is not RunEvent
+            event.__class__ not in _ENVELOPES
             or event.schema_version.__class__ is not int
             or event.schema_version != 1
             or event.event_id.__class__ is not str
@@ -304,14 +329,14 @@ class RunEventSemanticProjector:
             SurfaceEventIdentityCollisionError: a known ``eventId`` with another payload.
             RedactionError: the data cannot be redacted (nothing is delivered or remembered).
         """
-        if event.__class__ is not RunEvent:
+        if event.__class__ not in _ENVELOPES:
             self._check_envelope(event)  # raises unless a valid RunEvent subclass
         event_id = event.event_id
         sequence = event.sequence
         run_id = event.run_id
         run = (
             self._runs.get(run_id)
-            if event.__class__ is RunEvent and run_id.__class__ is str
+            if event.__class__ in _ENVELOPES and run_id.__class__ is str
             else None
         )
         if (
@@ -366,7 +391,14 @@ class RunEventSemanticProjector:
             cast(JsonObject, redacted) if type(redacted) is dict else {"value": redacted}
         )
         self._commit(event, run)
-        mapped = map_source_event(event.type, event.timestamp, data, raw, run, self._mapping)
+        if (run.text or run.reasoning) and event.type not in _STREAMING:
+            # The event ends the model call's text blocks: what they hold back shows first.
+            mapped = flush_held(run, self._mapping)
+            mapped.extend(
+                map_source_event(event.type, event.timestamp, data, raw, run, self._mapping)
+            )
+        else:
+            mapped = map_source_event(event.type, event.timestamp, data, raw, run, self._mapping)
         return [
             _build(
                 event.event_id,
@@ -394,7 +426,6 @@ class RunEventSemanticProjector:
         index = raw.get("outputIndex", 0)
         if index.__class__ is not int or index < 0:
             index = 0
-        delta = self._redact_text(delta)
         if run.last_sequence:  # a known run: commit inline
             seen = self._seen
             order = self._order
@@ -410,6 +441,23 @@ class RunEventSemanticProjector:
         block = run.text.get(key)
         if block is None:
             block = run.text[key] = Snapshot(self._options.max_snapshot_chars)
+        # Hold back what could still be the start of a secret (see ``release_text``; inlined).
+        held = block.held
+        text = held + delta if held else delta
+        cut = held_tail_start(text, stack_frames=True)
+        if cut == len(text):
+            if held:
+                block.held = ""
+            delta = text
+        else:
+            block.held = text[cut:]
+            delta = text[:cut]
+        if delta:
+            delta = (
+                redact_piece(delta, self._redactor)
+                if delta[0] in _OPENERS
+                else self._redact_text(delta)
+            )
         snapshot = block.text + delta
         if len(snapshot) > block.limit:
             snapshot = block.trim(snapshot)
