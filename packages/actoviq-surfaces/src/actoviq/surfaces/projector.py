@@ -76,6 +76,10 @@ _ENVELOPES: Final = frozenset({RunEvent, *EVENT_CLASSES.values()})
 _TEXT_DELTA: Final = SurfaceSemanticType.TEXT_DELTA
 _TEXT: Final = SurfaceSemanticCategory.TEXT
 _OPENERS: Final = "{["
+# Streamed tokens repeat (" the", " and"…): the release of a short delta that holds nothing back
+# is remembered (hold and redaction are pure functions of the text), bounded per projector.
+_CACHED_DELTA_CHARS: Final = 32
+_CACHED_DELTAS: Final = 4096
 # Source events that stream within a model call: they do not end its text blocks, so the text
 # those blocks hold back (a possible secret's start) waits for them to end.
 _STREAMING: Final = frozenset(
@@ -145,6 +149,7 @@ class RunEventSemanticProjector:
         "_order",
         "_redact_text",
         "_redactor",
+        "_released",
         "_runs",
         "_seen",
         "_window_size",
@@ -154,6 +159,7 @@ class RunEventSemanticProjector:
         self._options = options if options is not None else ProjectorOptions()
         self._redactor = surface_redactor(self._options.redaction)
         self._redact_text = self._redactor.redact_text
+        self._released: dict[str, str] = {}
         self._mapping = MappingOptions(
             redactor=self._redactor,
             include_extensions=self._options.include_extensions,
@@ -443,21 +449,31 @@ class RunEventSemanticProjector:
             block = run.text[key] = Snapshot(self._options.max_snapshot_chars)
         # Hold back what could still be the start of a secret (see ``release_text``; inlined).
         held = block.held
-        text = held + delta if held else delta
-        cut = held_tail_start(text, stack_frames=True)
-        if cut == len(text):
-            if held:
-                block.held = ""
-            delta = text
+        released = None if held else self._released.get(delta)
+        if released is not None:
+            delta = released  # a short delta seen before, released whole: the same answer
         else:
-            block.held = text[cut:]
-            delta = text[:cut]
-        if delta:
-            delta = (
-                redact_piece(delta, self._redactor)
-                if delta[0] in _OPENERS
-                else self._redact_text(delta)
-            )
+            text = held + delta if held else delta
+            cut = held_tail_start(text, stack_frames=True)
+            if cut == len(text):
+                if held:
+                    block.held = ""
+                released = text
+            else:
+                block.held = text[cut:]
+                released = text[:cut]
+            if released:
+                released = (
+                    redact_piece(released, self._redactor)
+                    if released[0] in _OPENERS
+                    else self._redact_text(released)
+                )
+            if not held and cut == len(text) and len(delta) <= _CACHED_DELTA_CHARS:
+                cache = self._released
+                if len(cache) >= _CACHED_DELTAS:
+                    cache.clear()
+                cache[delta] = released
+            delta = released
         snapshot = block.text + delta
         if len(snapshot) > block.limit:
             snapshot = block.trim(snapshot)
