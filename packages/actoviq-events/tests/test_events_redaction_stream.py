@@ -102,3 +102,15 @@ def test_the_hold_is_bounded() -> None:
     assert len(segmenter.held) == 16 and released + segmenter.held == token
     with pytest.raises(EventValidationError, match="max_held_chars"):
         TextStreamSegmenter(max_held_chars=0)
+
+
+def test_text_without_spaces_is_not_held_up() -> None:
+    prose = "我们今天部署了新版本一切正常"  # no spaces: held to the bound before
+    assert held_tail_start(prose) == len(prose)
+    assert held_tail_start(prose + "see sk-ab") == len(prose) + len("see ")
+    assert held_tail_start(prose + "sk-ab") == len(prose)  # the ASCII run may still grow
+    assert held_tail_start("密码password=值") == 0  # an assignment may carry it: hold the word
+    stream = TextStreamRedactor(SCANNING)
+    out = [stream.feed(piece) for piece in ("部署用的令牌是sk-te", "st-CANARY1234 好的")]
+    assert "CANARY" not in "".join([*out, stream.flush()])
+    assert out[0] == "部署用的令牌是"

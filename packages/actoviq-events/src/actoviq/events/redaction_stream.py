@@ -103,6 +103,15 @@ def held_tail_start(
     if not text[-1].isspace():  # the text ends inside a word: the word may go on
         found = _LAST_WORD.search(text, floor)
         start = found.start() if found is not None else floor
+        if not text.isascii() and "=" not in text[start:] and ":" not in text[start:]:
+            # Every secret shape starts with an ASCII character, and only an assignment or a
+            # URL (an "=" or ":") carries non-ASCII characters inside one: in a word without
+            # them only its trailing ASCII run can still grow into a secret. (Scripts written
+            # without spaces would otherwise be held up to the bound.)
+            ascii_run = end
+            while ascii_run > start and text[ascii_run - 1].isascii():
+                ascii_run -= 1
+            start = ascii_run
     for _ in range(_MAX_CONNECTORS):
         word_end = start
         while word_end > floor and text[word_end - 1].isspace():
