@@ -18,8 +18,7 @@ from pathlib import Path
 from actoviq.core import TextItem
 from actoviq.providers import ModelRegistry, ModelRequest
 from actoviq.providers.testing import ScriptedProvider
-from actoviq.runtime import AgentSpec
-from actoviq.storage.sqlite import open_runtime
+from actoviq.runtime import AgentSpec, open_runtime
 
 OFFLINE = os.environ.get("ACTOVIQ_OFFLINE") == "1" or not os.environ.get("OPENAI_API_KEY")
 

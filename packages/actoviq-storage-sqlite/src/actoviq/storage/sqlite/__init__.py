@@ -11,6 +11,7 @@ Example:
 """
 
 from actoviq.storage.sqlite.adapters import SqliteRunCheckpointAdapter, SqliteRuntimeSessionAdapter
+from actoviq.storage.sqlite.backend import SqliteStorageBackend
 from actoviq.storage.sqlite.errors import MigrationSourceError, StorageSchemaError
 from actoviq.storage.sqlite.legacy import (
     LegacySessionFile,
@@ -44,6 +45,7 @@ __all__ = [
     "SqliteRunCheckpointAdapter",
     "SqliteRuntimeSessionAdapter",
     "SqliteStorage",
+    "SqliteStorageBackend",
     "StorageSchemaError",
     "VerifyReport",
     "convert_legacy_json_v1_message",
