@@ -154,18 +154,10 @@ async def events_readme() -> None:
 
 
 async def storage_readme(models: ModelRegistry, agent: AgentSpec[Any, str]) -> list[Any]:
-    from actoviq.runtime import AgentRuntime
-    from actoviq.storage.sqlite import SqliteStorage
+    from actoviq.storage.sqlite import open_runtime
 
-    async with (
-        await SqliteStorage.open("state/actoviq.db") as storage,  # or "postgresql+asyncpg://…"
-        AgentRuntime(
-            models=models,
-            sessions=storage.runtime_sessions(),  # history for run(..., session_id=)
-            checkpoints=storage.runtime_checkpoints(),  # interrupted runs; exactly-once resume
-        ) as runtime,
-    ):
-        result = await runtime.run(agent, "Hello again", session_id="s1")
+    async with open_runtime("state/actoviq.db", models=models) as runtime:  # or a PostgreSQL URL
+        result = await runtime.run(agent, "Hello again", session_id="s1")  # history in the file
         waiting = await runtime.pending("some-run-id")  # what an interrupted run waits for
     return [result.output, waiting]
 
@@ -201,8 +193,6 @@ def python_blocks(path: Path) -> list[str]:
 def test_every_readme_block_is_embedded_here_verbatim(readme: Path) -> None:
     source = _squeeze(Path(__file__).read_text("utf-8"))
     blocks = python_blocks(readme)
-    if readme == STORAGE_README:
-        blocks = blocks[:1]  # the second block continues the first (a codec for its storage)
     assert blocks, f"{readme} has no python block"
     for block in blocks:
         block = _squeeze(block)
