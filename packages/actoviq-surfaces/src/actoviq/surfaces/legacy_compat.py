@@ -226,6 +226,8 @@ def _payload(semantic: SurfaceSemanticEvent) -> tuple[str, dict[str, Any]] | Non
         _copy_present(data, out, "requestTokenEstimate", "requestByteLength", "localMicrocompact")
         return "request.started", out
     if kind in (T.TEXT_DELTA, T.REASONING_DELTA):
+        if not data.get("delta"):
+            return None  # all of it held back (a possible secret's start): nothing to show yet
         out = {"iteration": iteration}
         if kind is T.REASONING_DELTA:
             out["index"] = _count(data.get("outputIndex")) or 0
