@@ -31,6 +31,7 @@ MODULES = {
     "actoviq-compat": "actoviq.compat",
     "actoviq-cli": "actoviq.cli",
     "actoviq-mcp": "actoviq.mcp",
+    "actoviq-dbos": "actoviq.dbos",
 }
 # distribution -> {extra: module that needs it}
 EXTRAS: dict[str, dict[str, str]] = {
@@ -76,6 +77,7 @@ NOT_IN_CLOSURE: dict[str, set[str]] = {
     # the provider SDKs come with the [openai] / [anthropic] extras only
     "actoviq-compat": {"openai", "anthropic", "httpx2", "opentelemetry-sdk"},
     "actoviq-cli": {"starlette", "uvicorn", "sse-starlette", "mcp", "openai", "anthropic"},
+    "actoviq-dbos": {"actoviq-storage-sqlite", "actoviq-workflow", "openai", "anthropic"},
 }
 # modules that must not be imported by `import <module>`
 IMPORT_FORBIDDEN: dict[str, tuple[str, ...]] = {

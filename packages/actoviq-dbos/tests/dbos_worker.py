@@ -1,0 +1,51 @@
+"""A worker process of the DBOS tests: ``python dbos_worker.py MODE SYSTEM_URL DIR RUN_ID``.
+
+MODE ``crash-after-tool`` / ``crash-inside-tool``: start durable run RUN_ID of the ``biller``
+agent on runtime ``worker`` and die by SIGKILL right after the tool step was recorded / inside
+the side-effect tool. MODE ``approve``: deliver the approval of ``call-1`` twice through a
+``DBOSClient`` (no DBOS launched here) and exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from dbos import DBOS, DBOSClient
+from dbos_harness import (
+    agent,
+    charge_tool,
+    config,
+    crash_after_tool,
+    deterministic_model,
+)
+
+from actoviq.dbos import DbosRuntime, approve
+
+
+async def main(mode: str, url: str, directory: Path, run_id: str) -> None:
+    if mode == "approve":
+        client = DBOSClient(system_database_url=url)
+        try:
+            for _ in range(2):
+                await approve(run_id, "call-1", timeout_seconds=30, client=client)
+        finally:
+            client.destroy()
+        return
+    DBOS(config=config(url))
+    durable = DbosRuntime(
+        name="worker",
+        models=[deterministic_model(directory / "model_calls")],
+        tools=[charge_tool(directory, crash_inside=mode == "crash-inside-tool")],
+        agents=[agent()],
+        middleware=[crash_after_tool()] if mode == "crash-after-tool" else [],
+    )
+    DBOS.launch()
+    started = await durable.start(agent(), "charge 7", run_id=run_id)
+    await started.result()
+    raise SystemExit("the worker should have been killed")
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4]))
