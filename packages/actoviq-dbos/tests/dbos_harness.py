@@ -8,29 +8,47 @@ across processes.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import signal
+import time
 import uuid
-from collections.abc import Generator
+from collections.abc import AsyncGenerator, Generator, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from dbos import DBOS, DBOSConfig
 
-from actoviq.core import AgentSpec, ToolCallItem, ToolResultItem
-from actoviq.providers import ModelRequest
+from actoviq.core import (
+    AgentSpec,
+    CanonicalItem,
+    ProviderResponseError,
+    ToolCallItem,
+    ToolResultItem,
+)
+from actoviq.dbos import DbosQueueSettings
+from actoviq.orchestration import BackgroundChildManager, ChildRunner
+from actoviq.orchestration.background import AgentResolver, Clock
+from actoviq.orchestration.background.conformance import KitAgent
+from actoviq.providers import ModelRegistry, ModelRequest
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
 from actoviq.runtime import (
+    AgentRuntime,
+    DurableChildStore,
     MiddlewareContext,
     MiddlewareDefinition,
     Next,
+    RuntimeServices,
     RuntimeTool,
+    ToolExecutionContext,
     define_middleware,
     tool,
 )
+from actoviq.storage.sqlite import SqliteStorage
 
 POSTGRES_URL = os.environ.get("ACTOVIQ_TEST_POSTGRES_URL")
 APP_NAME = "actoviq-dbos-tests"
@@ -138,3 +156,169 @@ def crash_after_tool() -> MiddlewareDefinition:
         return result
 
     return define_middleware("crash-after-tool", "afterToolCall", crash)
+
+
+def scripted_kit_agent(agent: KitAgent) -> ScriptedProvider:
+    """The scripted provider answering for a background-kit agent."""
+
+    def answer(request: ModelRequest) -> ScriptedTurn:
+        turn = agent.respond(list[CanonicalItem](request.input))
+        usage = {
+            "inputTokens": turn.total_tokens,
+            "outputTokens": 0,
+            "totalTokens": turn.total_tokens,
+        }
+        if turn.error is not None:
+            return ScriptedTurn(error=ProviderResponseError(turn.error, provider_id=agent.spec.id))
+        return ScriptedTurn(text=turn.text, tool_calls=list(turn.tool_calls), usage=usage)
+
+    return ScriptedProvider([answer], id=agent.spec.id, repeat_last=True)
+
+
+@attrs.frozen
+class KitBackend:
+    """The child store one kit check shares between its workers, and its tenant."""
+
+    store: DurableChildStore
+    tenant_id: str
+
+
+class EngineHarness:
+    """Runs the background conformance kit against an engine chosen by name ("store"/"dbos").
+
+    Records live in ``SqliteStorage`` on a SQLite file or the PostgreSQL test database; the DBOS
+    engine's queue polls every 10 ms.
+    """
+
+    def __init__(self, engine: str, kind: str, tmp_path: Path) -> None:
+        self.engine = engine
+        self.kind = kind
+        self.tmp_path = tmp_path
+
+    def runtime(self, agents: Sequence[KitAgent], tools: Sequence[RuntimeTool]) -> AgentRuntime:
+        return AgentRuntime(
+            models=ModelRegistry([scripted_kit_agent(agent) for agent in agents]),
+            tools=list(tools),
+            services=RuntimeServices(),
+        )
+
+    @contextlib.asynccontextmanager
+    async def backend(self) -> AsyncGenerator[KitBackend]:
+        tenant = f"kit-{uuid.uuid4().hex}"
+        if self.kind == "sqlite":
+            url = str(self.tmp_path / tenant / "children.db")
+        else:
+            assert POSTGRES_URL is not None
+            url = POSTGRES_URL.replace("postgresql://", "postgresql+asyncpg://", 1)
+        async with await SqliteStorage.open(url) as storage:
+            yield KitBackend(storage.children, tenant)
+
+    def manager(
+        self,
+        backend: Any,
+        runner: ChildRunner,
+        *,
+        owner_id: str,
+        lease_ms: int,
+        clock: Clock | None,
+        resolve_agent: AgentResolver | None,
+    ) -> BackgroundChildManager:
+        chosen: KitBackend = backend
+        return BackgroundChildManager(
+            runner,
+            chosen.store,
+            engine=self.engine,
+            tenant_id=chosen.tenant_id,
+            owner_id=owner_id,
+            lease_ms=lease_ms,
+            clock=clock,
+            resolve_agent=resolve_agent,
+            options={"queue": KIT_QUEUE} if self.engine == "dbos" else {},
+        )
+
+
+KIT_QUEUE = DbosQueueSettings(name="actoviq-kit", polling_interval_sec=0.01)
+"""The queue the kit's DBOS workers share."""
+
+
+QUEUE_CONCURRENCY = 4
+"""The global concurrency of the queue in the 100-children test."""
+CHILD_QUEUE = DbosQueueSettings(
+    name="actoviq-hundred", concurrency=QUEUE_CONCURRENCY, polling_interval_sec=0.02
+)
+"""The queue of the 100-children test."""
+
+
+def records_url(kind: str, directory: Path) -> str:
+    """Where the 100-children test keeps its child records (a file, or the PostgreSQL test DB)."""
+    if kind == "sqlite":
+        return str(directory / "children.db")
+    assert POSTGRES_URL is not None
+    return POSTGRES_URL.replace("postgresql://", "postgresql+asyncpg://", 1)
+
+
+def worker_agent() -> AgentSpec[Any, Any]:
+    """The child agent of the queue test: calls ``work`` once, then answers."""
+    return AgentSpec(
+        id="worker", name="Worker", instructions="Work.", model="scripted:m", tools=["work"]
+    )
+
+
+def work_model() -> ScriptedProvider:
+    """Calls ``work`` with the run's input, then answers ``done``."""
+
+    def answer(request: ModelRequest) -> ScriptedTurn:
+        if any(isinstance(item, ToolResultItem) for item in request.input):
+            return ScriptedTurn(text="done")
+        call = ToolCallItem(id="work-1", name="work", input={})
+        return ScriptedTurn(tool_calls=[call])
+
+    return ScriptedProvider([answer], repeat_last=True)
+
+
+def work_tool(directory: Path, *, crash_after: int | None = None) -> RuntimeTool:
+    """A ``read`` tool that logs ``start``/``end`` lines (pid, run id, time) around 20 ms of work.
+
+    With ``crash_after``, the process SIGKILLs itself once every child is spawned and that many
+    have ended.
+    """
+
+    @tool(effect="read")
+    async def work(ctx: ToolExecutionContext) -> str:
+        """Do a child's work."""
+        log = directory / "work.log"
+        append(log, f"start {os.getpid()} {ctx.run_id} {time.time()}")
+        await asyncio.sleep(0.02)  # the work itself (not ordering anything)
+        append(log, f"end {os.getpid()} {ctx.run_id} {time.time()}")
+        if crash_after is not None:
+            ended = sum(1 for line in lines(log) if line.startswith("end "))
+            if ended >= crash_after and (directory / "spawned").exists():
+                os.kill(os.getpid(), signal.SIGKILL)
+        return "worked"
+
+    return work
+
+
+def max_running(log: Path) -> int:
+    """The most children running at once, from ``work.log`` (a killed process's open starts end
+    at its last logged time)."""
+    events: list[tuple[float, int]] = []
+    open_starts: dict[tuple[str, str], float] = {}
+    last_seen: dict[str, float] = {}
+    for line in lines(log):
+        kind, pid, run_id, stamp = line.split(" ")
+        moment = float(stamp)
+        last_seen[pid] = max(last_seen.get(pid, 0.0), moment)
+        if kind == "start":
+            open_starts[(pid, run_id)] = moment
+        else:
+            events.append((open_starts.pop((pid, run_id)), 1))
+            events.append((moment, -1))
+    for (pid, _), started in open_starts.items():
+        events.append((started, 1))
+        events.append((last_seen[pid], -1))
+    running = peak = 0
+    for _, delta in sorted(events, key=lambda event: (event[0], event[1])):
+        running += delta
+        peak = max(peak, running)
+    return peak

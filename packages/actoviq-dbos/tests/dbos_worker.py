@@ -14,14 +14,24 @@ from pathlib import Path
 
 from dbos import DBOS, DBOSClient
 from dbos_harness import (
+    CHILD_QUEUE,
     agent,
+    append,
     charge_tool,
     config,
     crash_after_tool,
     deterministic_model,
+    records_url,
+    work_model,
+    work_tool,
+    worker_agent,
 )
 
 from actoviq.dbos import DbosRuntime, approve
+from actoviq.orchestration import BackgroundChildManager, ChildRunner
+from actoviq.providers import ModelRegistry
+from actoviq.runtime import AgentRuntime, RuntimeServices
+from actoviq.storage.sqlite import SqliteStorage
 
 
 async def main(mode: str, url: str, directory: Path, run_id: str) -> None:
@@ -34,6 +44,9 @@ async def main(mode: str, url: str, directory: Path, run_id: str) -> None:
             client.destroy()
         return
     DBOS(config=config(url))
+    if mode.startswith("children-"):
+        await children(mode, directory, run_id)
+        return
     durable = DbosRuntime(
         name="worker",
         models=[deterministic_model(directory / "model_calls")],
@@ -45,6 +58,33 @@ async def main(mode: str, url: str, directory: Path, run_id: str) -> None:
     started = await durable.start(agent(), "charge 7", run_id=run_id)
     await started.result()
     raise SystemExit("the worker should have been killed")
+
+
+async def children(mode: str, directory: Path, tenant: str) -> None:
+    """Spawn 100 read children on the queue (concurrency 4); die after 10 have ended."""
+    kind = mode.removeprefix("children-")
+    runtime = AgentRuntime(
+        models=ModelRegistry([work_model()]),
+        tools=[work_tool(directory, crash_after=10)],
+        services=RuntimeServices(),
+    )
+    runner = ChildRunner(runtime)
+    async with await SqliteStorage.open(records_url(kind, directory)) as storage:
+        manager = BackgroundChildManager(
+            runner,
+            storage.children,
+            engine="dbos",
+            tenant_id=tenant,
+            options={"queue": CHILD_QUEUE},
+        )
+        DBOS.launch()
+        root = runner.create_root()
+        for index in range(100):
+            await manager.spawn(
+                root, worker_agent(), f"job {index}", child_id=f"{tenant}-{index:03}", effect="read"
+            )
+        append(directory / "spawned", "100")
+        await asyncio.Event().wait()  # killed by the work tool
 
 
 if __name__ == "__main__":

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from dbos import DBOS
 from dbos_harness import agent, append, deterministic_model, launched, lines, system_url
 
@@ -33,8 +34,8 @@ from actoviq.runtime import tool
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest.fixture(scope="module")
-def dbos_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def dbos_sqlite(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[None]:
     with launched(system_url("sqlite", tmp_path_factory.mktemp("dbos"))):
         yield
 

@@ -7,6 +7,13 @@ tool twice, and an approval can be given from any process.
 """
 
 from actoviq.dbos.approvals import approve, decide, pending, reject
+from actoviq.dbos.engine import (
+    CHILD_WORKFLOW_NAME,
+    DEFAULT_CHILD_QUEUE,
+    DbosBackgroundEngine,
+    DbosQueueSettings,
+    dbos_engine,
+)
 from actoviq.dbos.errors import (
     DbosConfigurationError,
     DbosError,
@@ -40,7 +47,9 @@ from actoviq.dbos.tools import (
 )
 
 __all__ = [
+    "CHILD_WORKFLOW_NAME",
     "DECISION_TOPIC_PREFIX",
+    "DEFAULT_CHILD_QUEUE",
     "DEFAULT_DECISION_TIMEOUT_SECONDS",
     "EVENTS_STREAM_KEY",
     "MODEL_STEP_NAME",
@@ -49,8 +58,10 @@ __all__ = [
     "TOOL_START_STEP_NAME",
     "TOOL_STEP_PREFIX",
     "WAITING_EVENT_PREFIX",
+    "DbosBackgroundEngine",
     "DbosConfigurationError",
     "DbosError",
+    "DbosQueueSettings",
     "DbosRunNotFoundError",
     "DbosRuntime",
     "DbosRuntimeNotRegisteredError",
@@ -60,6 +71,7 @@ __all__ = [
     "DurableToolExecute",
     "StepRetry",
     "approve",
+    "dbos_engine",
     "decide",
     "decision_topic",
     "durable_models",
