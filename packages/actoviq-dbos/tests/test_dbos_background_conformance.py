@@ -25,6 +25,7 @@ KINDS = [
         "postgres",
         marks=[
             pytest.mark.postgres,
+            pytest.mark.slow,
             pytest.mark.skipif(not POSTGRES_URL, reason="ACTOVIQ_TEST_POSTGRES_URL is not set"),
         ],
     ),

@@ -222,6 +222,7 @@ class DbosBackgroundEngine(StoreBackgroundEngine):
             if not ended.cancelled():
                 ended.exception()  # cancelled or timed out in DBOS: the record tells the outcome
             if not flight.done():  # it ran in another worker process: read the record
+                self._land(child_id, flight)
                 flight.set_result(await self.result_from_record(child_id))
         except asyncio.CancelledError:
             flight.cancel()
