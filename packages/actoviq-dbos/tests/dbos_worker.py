@@ -53,6 +53,7 @@ async def main(mode: str, url: str, directory: Path, run_id: str) -> None:
         tools=[charge_tool(directory, crash_inside=mode == "crash-inside-tool")],
         agents=[agent()],
         middleware=[crash_after_tool()] if mode == "crash-after-tool" else [],
+        stream_events=True,
     )
     DBOS.launch()
     started = await durable.start(agent(), "charge 7", run_id=run_id)

@@ -26,6 +26,7 @@ from actoviq.dbos import (
     approve,
     decide,
     pending,
+    read_events,
     reject,
     retrieve_run,
 )
@@ -185,3 +186,18 @@ async def test_an_unknown_run_is_a_typed_error(dbos_sqlite: None) -> None:
     with pytest.raises(DbosRunNotFoundError) as caught:
         await retrieve_run("no-such-run")
     assert caught.value.code == "DBOS_RUN_NOT_FOUND"
+
+
+async def test_run_events_stream_durably_in_order(dbos_sqlite: None, files: Path) -> None:
+    async with _runtime(files, _side_effect(files), stream_events=True) as runtime:
+        run_id = f"run-{uuid.uuid4().hex}"
+        await runtime.run(agent(), "charge 7", run_id=run_id)
+        events = [event async for event in read_events(run_id, timeout_seconds=10)]
+        later = [event async for event in read_events(run_id, offset=3, timeout_seconds=10)]
+    assert [event.sequence for event in events] == list(range(1, len(events) + 1))
+    assert {event.run_id for event in events} == {run_id}
+    types = [event.type for event in events]
+    assert types[0] == "run.started"
+    assert types[-1] == "run.completed"
+    assert "tool.completed" in types
+    assert later == events[3:]

@@ -22,7 +22,7 @@ from dbos_harness import (
     system_url,
 )
 
-from actoviq.dbos import DbosRuntime, decide, pending, retrieve_run
+from actoviq.dbos import DbosRuntime, decide, pending, read_events, retrieve_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="function")]
 
@@ -52,6 +52,7 @@ def _recovering_runtime(directory: Path) -> DbosRuntime:
         models=[deterministic_model(directory / "model_calls")],
         tools=[charge_tool(directory)],
         agents=[agent()],
+        stream_events=True,
     )
 
 
@@ -69,6 +70,7 @@ async def test_sigkill_after_the_tool_step_recovers_without_rerunning_it(
     with launched(url):
         try:
             result = await asyncio.wait_for((await retrieve_run(run_id)).result(), 60)
+            events = [event async for event in read_events(run_id, timeout_seconds=30)]
         finally:
             await durable.close()
     assert result.status == "completed"
@@ -76,6 +78,14 @@ async def test_sigkill_after_the_tool_step_recovers_without_rerunning_it(
     assert lines(tmp_path / "effects") == ["7"]  # the side effect ran once
     # the recovered process made only the second model call (the first was replayed)
     assert len(lines(tmp_path / "model_calls")) == 2
+    # The durable event stream: the crashed process's events and the recovered ones, each
+    # sequence number once (the replay's writes were skipped), in order, to the end.
+    sequences = [event.sequence for event in events]
+    assert sequences == list(range(1, len(events) + 1))
+    types = [event.type for event in events]
+    assert types[0] == "run.started"
+    assert types[-1] == "run.completed"
+    assert types.count("tool.completed") == 1
 
 
 @pytest.mark.parametrize("kind", TARGETS)

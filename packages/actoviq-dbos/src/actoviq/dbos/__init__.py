@@ -21,6 +21,7 @@ from actoviq.dbos.errors import (
     DbosRuntimeNotRegisteredError,
     DurableDecisionError,
 )
+from actoviq.dbos.events import DbosEventStream, read_events
 from actoviq.dbos.models import MODEL_STEP_NAME, DurableModelProvider, durable_models
 from actoviq.dbos.names import (
     DECISION_TOPIC_PREFIX,
@@ -61,6 +62,7 @@ __all__ = [
     "DbosBackgroundEngine",
     "DbosConfigurationError",
     "DbosError",
+    "DbosEventStream",
     "DbosQueueSettings",
     "DbosRunNotFoundError",
     "DbosRuntime",
@@ -78,6 +80,7 @@ __all__ = [
     "durable_run",
     "durable_tools",
     "pending",
+    "read_events",
     "reject",
     "retrieve_run",
     "waiting_event_key",

@@ -35,6 +35,7 @@ from actoviq.dbos.errors import (
     DbosRunNotFoundError,
     DbosRuntimeNotRegisteredError,
 )
+from actoviq.dbos.events import DbosEventStream
 from actoviq.dbos.models import durable_models
 from actoviq.dbos.names import (
     PENDING_EVENT_KEY,
@@ -128,6 +129,8 @@ class DbosRuntime:
         tool_retry: DBOS step retries for ``read`` / ``idempotent-write`` tools.
         decision_timeout_seconds: how long a run waits for an approval before it is rejected
             (a reconciliation waits until it is decided).
+        stream_events: write every run event to the run's DBOS stream
+            (:func:`~actoviq.dbos.read_events`; one recorded write per event).
         **options: further keyword options of :class:`~actoviq.runtime.AgentRuntime`
             (middleware, tool_policy, event_sinks, default_limits, ...). ``checkpoints``,
             ``checkpoint_store`` and ``sessions`` are refused: DBOS is the durable record.
@@ -145,6 +148,7 @@ class DbosRuntime:
         agents: Iterable[AgentSpec[Any, Any]] = (),
         tool_retry: StepRetry | None = None,
         decision_timeout_seconds: float = DEFAULT_DECISION_TIMEOUT_SECONDS,
+        stream_events: bool = False,
         **options: Any,
     ) -> None:
         refused = sorted(key for key in options if key in _REFUSED)
@@ -164,6 +168,8 @@ class DbosRuntime:
             raise DbosConfigurationError("decision_timeout_seconds must be positive.")
         self.name = name
         self.decision_timeout_seconds = decision_timeout_seconds
+        if stream_events:
+            options["event_sinks"] = [*options.get("event_sinks", ()), DbosEventStream()]
         self.runtime = AgentRuntime(
             models=durable_models(models if models is not None else models_from_environment()),
             tools=durable_tools(tools, retry=tool_retry),
