@@ -6,7 +6,7 @@ host switches by configuration (``BackgroundConfig(engine="dbos")`` or
 schedules and recovers the work:
 
 * Records stay in the :class:`~actoviq.runtime.stores.DurableChildStore` under compare-and-set
-  (the compatibility boundary of spec 04 §8.2 item 22): statuses, leases as fencing tokens,
+  (the compatibility boundary between engines): statuses, leases as fencing tokens,
   reconciliation and exactly-once resume are the embedded engine's, unchanged.
 * Starting a child (spawn, resume, recover) enqueues one DBOS workflow
   (``actoviq.background_child``) on a DBOS queue, so DBOS enforces the queue's concurrency
