@@ -13,6 +13,8 @@ import contextlib
 import json
 import os
 import signal
+import sqlite3
+import sys
 import time
 import uuid
 from collections.abc import AsyncGenerator, Generator, Sequence
@@ -52,9 +54,16 @@ from actoviq.storage.sqlite import SqliteStorage
 
 POSTGRES_URL = os.environ.get("ACTOVIQ_TEST_POSTGRES_URL")
 APP_NAME = "actoviq-dbos-tests"
+# DBOS 3.4 creates its SQLite tables with ``unixepoch('subsec')`` defaults on Python >= 3.12,
+# which SQLite < 3.42 does not know (every insert then fails NOT NULL): DBOS on SQLite needs
+# Python 3.11 or SQLite >= 3.42. PostgreSQL is not affected.
+SQLITE_OK = sys.version_info < (3, 12) or sqlite3.sqlite_version_info >= (3, 42)
+SQLITE_SKIP = (
+    f"DBOS 3.4 on SQLite needs SQLite >= 3.42 on Python >= 3.12 (here {sqlite3.sqlite_version})"
+)
 
 TARGETS = [
-    "sqlite",
+    pytest.param("sqlite", marks=pytest.mark.skipif(not SQLITE_OK, reason=SQLITE_SKIP)),
     pytest.param(
         "postgres",
         marks=[
@@ -65,9 +74,20 @@ TARGETS = [
 ]
 
 
+def default_kind() -> str:
+    """SQLite where DBOS runs on it here, else PostgreSQL (skips when neither is available)."""
+    if SQLITE_OK:
+        return "sqlite"
+    if POSTGRES_URL is None:
+        pytest.skip(SQLITE_SKIP)
+    return "postgres"
+
+
 def system_url(kind: str, directory: Path) -> str:
     """A fresh DBOS system database: a SQLite file, or a new database on the test cluster."""
     if kind == "sqlite":
+        if not SQLITE_OK:
+            pytest.skip(SQLITE_SKIP)
         return f"sqlite:///{directory / 'dbos-system.sqlite'}"
     assert POSTGRES_URL is not None
     base = POSTGRES_URL.rsplit("/", 1)[0]

@@ -13,7 +13,15 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from dbos import DBOS
-from dbos_harness import agent, append, deterministic_model, launched, lines, system_url
+from dbos_harness import (
+    agent,
+    append,
+    default_kind,
+    deterministic_model,
+    launched,
+    lines,
+    system_url,
+)
 
 from actoviq.dbos import (
     MODEL_STEP_NAME,
@@ -37,7 +45,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def dbos_sqlite(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[None]:
-    with launched(system_url("sqlite", tmp_path_factory.mktemp("dbos"))):
+    with launched(system_url(default_kind(), tmp_path_factory.mktemp("dbos"))):
         yield
 
 

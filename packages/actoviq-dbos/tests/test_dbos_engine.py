@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from dbos import DBOS
-from dbos_harness import launched, system_url
+from dbos_harness import default_kind, launched, system_url
 
 from actoviq.core import AgentSpec, TextItem, ToolCallItem, ToolResultItem
 from actoviq.dbos import DbosBackgroundEngine, DbosQueueSettings
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def dbos_sqlite(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[None]:
-    with launched(system_url("sqlite", tmp_path_factory.mktemp("engine"))):
+    with launched(system_url(default_kind(), tmp_path_factory.mktemp("engine"))):
         yield
 
 
