@@ -104,3 +104,31 @@ async def test_parent_cancel_cancels_the_children_workflows(dbos_sqlite: None) -
         gated.gate.set()
         await manager.aclose()
         await gated.runtime.close()
+
+
+async def test_queue_priorities_order_waiting_children(dbos_sqlite: None) -> None:
+    gated = Gated()
+    runner = ChildRunner(gated.runtime)
+    store = InMemoryDurableChildStore()
+    queue = DbosQueueSettings(name="prioritised", concurrency=1, polling_interval_sec=0.01)
+    batch = BackgroundChildManager(
+        runner, store, engine="dbos", options={"queue": queue, "priority": 10}
+    )
+    urgent = BackgroundChildManager(
+        runner, store, engine="dbos", options={"queue": queue, "priority": 1}
+    )
+    try:
+        root = runner.create_root()
+        first = await batch.spawn(root, gated.agent, "holder", effect="read")
+        await asyncio.wait_for(gated.entered.wait(), 30)  # the one slot is taken
+        late = [await batch.spawn(root, gated.agent, f"batch-{n}", effect="read") for n in (1, 2)]
+        rush = await urgent.spawn(root, gated.agent, "urgent", effect="read")
+        gated.gate.set()
+        for handle in (first, *late, rush):
+            assert (await asyncio.wait_for(handle.wait(), 30)).status == "completed"
+        assert gated.started == ["holder", "urgent", "batch-1", "batch-2"]
+    finally:
+        gated.gate.set()
+        await batch.aclose()
+        await urgent.aclose()
+        await gated.runtime.close()
