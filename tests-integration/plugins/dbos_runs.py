@@ -16,7 +16,8 @@ from typing import Any
 from dbos import DBOSPortableJSONSerializer
 from harness import register_persistence
 
-from actoviq.core import CanonicalItem, RunResult, Usage, from_json, to_json
+from actoviq.core import CanonicalItem, RunResult, Usage, from_json
+from actoviq.dbos import run_result_json
 
 T = "2026-01-01T00:00:00.000Z"
 
@@ -33,7 +34,7 @@ async def _dbos_run_result(items: Sequence[CanonicalItem]) -> Sequence[Canonical
         completed_at=T,
     )
     serializer = DBOSPortableJSONSerializer()
-    written = to_json(result)
+    written = run_result_json(result)  # what the workflow returns
     text = serializer.serialize(written)
     json.loads(text)  # strict JSON text, as stored
     reread = serializer.deserialize(text)

@@ -38,6 +38,7 @@ from actoviq.dbos.runtime import (
     DurableRun,
     durable_run,
     retrieve_run,
+    run_result_json,
 )
 from actoviq.dbos.tools import (
     TOOL_START_STEP_NAME,
@@ -83,5 +84,6 @@ __all__ = [
     "read_events",
     "reject",
     "retrieve_run",
+    "run_result_json",
     "waiting_event_key",
 ]

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final, Self, cast
 
 from actoviq.core import (
+    MAX_WIRE_DEPTH,
     AgentSpec,
     CanonicalItem,
     Interruption,
@@ -26,8 +27,10 @@ from actoviq.core import (
     JsonValue,
     RunError,
     RunResult,
+    dumps_compact,
     from_json,
     item_from_json,
+    loads_strict,
     to_json,
 )
 from actoviq.dbos.errors import (
@@ -60,6 +63,7 @@ __all__ = [
     "DurableRun",
     "durable_run",
     "retrieve_run",
+    "run_result_json",
 ]
 
 DEFAULT_DECISION_TIMEOUT_SECONDS: Final = 7 * 24 * 3600.0
@@ -261,7 +265,7 @@ class DbosRuntime:
             handle = self.runtime.resume(result.state, decisions)
             async with handle:
                 result = await handle.result()
-        return cast(JsonObject, to_json(result))
+        return run_result_json(result)
 
     async def _decisions(
         self, interruptions: tuple[Interruption, ...], wait: int
@@ -300,6 +304,16 @@ class DbosRuntime:
             decision = _decision_from(message, interruption)
             if decision is not None:
                 return decision
+
+
+def run_result_json(result: RunResult[Any]) -> JsonObject:
+    """The wire JSON a durable run records as its workflow output (D2 numbers).
+
+    Encoded and decoded once with the core's strict encoder, so integral floats are the
+    integers every other store writes (DBOS's own JSON serializer would keep ``0.0``).
+    """
+    text = dumps_compact(cast(JsonValue, to_json(result)), "RunResult", max_depth=MAX_WIRE_DEPTH)
+    return cast(JsonObject, loads_strict(text, "RunResult", max_depth=MAX_WIRE_DEPTH))
 
 
 def _decision_from(message: object, interruption: Interruption) -> InterruptionDecision | None:
