@@ -332,46 +332,17 @@ class DbosBackgroundEngine(StoreBackgroundEngine):
         self._check_open()
         await self._ensure_queue()
         scheduled = await self._scheduled()
-        started: list[str] = []
-        reconcile: list[str] = []
-        leased: list[tuple[str, int | None]] = []
-        interrupted: list[str] = []
-        now = await self.now_ms()
-        seen: set[str] = set()
-        for status in ("queued", "running", "interrupted", "needs_reconciliation"):
-            for record in await self.list_children(status=status):
-                child_id = record.child_id
-                if child_id in self._flights or child_id in seen:
-                    continue
-                workflows = scheduled.get(child_id, {})
-                if "ENQUEUED" in workflows.values() or "DELAYED" in workflows.values():
-                    continue  # DBOS starts it when the queue allows
-                if status == "queued" and workflows:
-                    continue  # DBOS is starting it (a dequeued or recovered workflow)
-                seen.add(child_id)
-                if status == "running":
-                    if record.lease_expires_at is not None and record.lease_expires_at > now:
-                        leased.append((child_id, record.lease_expires_at))
-                        continue
-                    if not record.replay_safe:
-                        await self._executor.mark_needs_reconciliation(record, now)
-                        reconcile.append(child_id)
-                        continue
-                if status in ("queued", "running"):
-                    self._launch(record)
-                    started.append(child_id)
-                elif status == "interrupted":
-                    interrupted.append(child_id)
-                else:
-                    reconcile.append(child_id)
-        for child_id in started:
+
+        def held_by_dbos(record: DurableChildRecord, status: str) -> bool:
+            workflows = scheduled.get(record.child_id, {})
+            if "ENQUEUED" in workflows.values() or "DELAYED" in workflows.values():
+                return True  # DBOS starts it when the queue allows
+            return status == "queued" and bool(workflows)  # DBOS is starting it already
+
+        report = await self._recover_children(held_by_dbos)
+        for child_id in report.started:
             await self._submission(child_id)
-        return RecoveryReport(
-            started=tuple(started),
-            needs_reconciliation=tuple(reconcile),
-            leased=tuple(leased),
-            interrupted=tuple(interrupted),
-        )
+        return report
 
     async def cancel(
         self, child_id: str, reason: str = DEFAULT_CANCEL_REASON

@@ -456,6 +456,16 @@ class StoreBackgroundEngine:
     async def recover(self) -> RecoveryReport:
         """See :class:`BackgroundEngine`."""
         self._check_open()
+        return await self._recover_children(lambda _record, _status: False)
+
+    async def _recover_children(
+        self, held_elsewhere: Callable[[DurableChildRecord, str], bool]
+    ) -> RecoveryReport:
+        """Sort the open children: relaunch, leave under lease, reconcile, or report interrupted.
+
+        ``held_elsewhere(record, status)`` names children another scheduler (an engine's queue) is
+        already starting; they are left alone.
+        """
         started: list[str] = []
         reconcile: list[str] = []
         leased: list[tuple[str, int | None]] = []
@@ -466,6 +476,8 @@ class StoreBackgroundEngine:
             for record in await self.list_children(status=status):
                 child_id = record.child_id
                 if child_id in self._flights or child_id in seen:
+                    continue
+                if held_elsewhere(record, status):
                     continue
                 seen.add(child_id)
                 if status == "running":
