@@ -43,6 +43,11 @@ class AbortSignal:
         """Why it was aborted (None until then)."""
         return self._reason
 
+    @property
+    def listener_count(self) -> int:
+        """How many listeners are waiting (0 once aborted): lets a host check for leaks."""
+        return len(self._listeners)
+
     def add_listener(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(reason)`` once when aborted (at once if already). Returns a remover."""
         if self._aborted:

@@ -192,8 +192,10 @@ class RunExecution:
         self.output_check: OutputCheck | None = None  # the last response's structured verdict
         self.handoff: HandoffCallItem | None = None  # the model's handoff of the current turn
         self.provider_route: tuple[object, ModelProvider] | None = None
-        if seed.signal is not None:
-            seed.signal.add_listener(self.abort)
+        # The caller's signal may outlive many runs: the link is removed when the run ends.
+        self.unlink_caller: Callable[[], None] | None = (
+            seed.signal.add_listener(self.abort) if seed.signal is not None else None
+        )
         self.signal.add_listener(self._on_abort)
         self.run_context: RunContext[Any] = RunContext(
             run_id=self.run_id,

@@ -367,6 +367,8 @@ class AgentRuntime:
         try:
             return await execute(execution)
         finally:
+            if execution.unlink_caller is not None:
+                execution.unlink_caller()  # a long-lived caller signal keeps no dead listener
             if self._active.get(execution.run_id) is execution:
                 del self._active[execution.run_id]
             if execution.buffer is not None:
