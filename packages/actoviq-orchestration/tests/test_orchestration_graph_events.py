@@ -4,6 +4,7 @@ run, correlated with the node's agent runs, redacted, and on the OpenTelemetry s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -30,8 +31,9 @@ from actoviq.orchestration import (
     agent_workflow_node,
     loop_node,
 )
+from actoviq.orchestration.graph_runs import DurableGraphRunner
 from actoviq.providers.testing import ScriptedTurn
-from actoviq.runtime import ToolExecutionContext, tool
+from actoviq.runtime import InMemoryWorkflowRunStore, ToolExecutionContext, tool
 
 SECRET = "sk-live-abcdefghijklmnopqrstuvwx"
 
@@ -332,3 +334,63 @@ async def test_a_node_counts_the_runs_it_started_not_their_own_children() -> Non
     assert by_parent["desk"]["childRunId"] == manager_run
     assert by_parent["desk"]["nodeId"] == "lead"
     assert "nodeId" not in by_parent[manager_run]  # the specialist is the manager's child
+
+
+async def test_a_resumed_durable_run_marks_the_node_events_it_replayed() -> None:
+    """Nodes a continued durable run did not execute (their stored output was returned) say so:
+    ``replayed: true`` on their started/completed events; nodes that ran carry no flag."""
+    tries: dict[str, int] = {}
+
+    def step(node_id: str, fail: int = 0) -> WorkflowNode:
+        def execute(ctx: NodeContext) -> Any:
+            tries[node_id] = tries.get(node_id, 0) + 1
+            if tries[node_id] <= fail:
+                raise RuntimeError(f"{node_id} failed")
+            return node_id
+
+        return WorkflowNode(id=node_id, execute=execute)
+
+    graph = WorkflowGraph(
+        id="pipeline",
+        nodes=[step("draft"), step("charge"), step("notify", fail=1)],
+        edges=[
+            WorkflowEdge(source="draft", target="charge"),
+            WorkflowEdge(source="charge", target="notify"),
+        ],
+    )
+    sink = InMemoryEventSink()
+    durable = DurableGraphRunner(InMemoryWorkflowRunStore())
+    effects: dict[str, Any] = {"draft": "read", "notify": "read"}
+    async with runtime_for(_researcher(), event_sinks=[sink]) as runtime:
+        runner = ChildRunner(runtime)
+        for attempt in ("first", "second"):
+            async with runner.open_root("desk", run_id=attempt) as desk:
+                with contextlib.suppress(WorkflowNodeExecutionError):
+                    await durable.run(
+                        graph, graph_id="p", run_id="r", input=1, scope=desk, effects=effects
+                    )
+    assert tries == {"draft": 1, "charge": 1, "notify": 2}
+
+    def flags(run_id: str) -> list[tuple[str, Any, Any]]:
+        return [
+            (e.type.rsplit(".", 1)[-1], e.data["nodeId"], e.data.get("replayed"))  # type: ignore[union-attr]
+            for e in sink.events
+            if e.run_id == run_id and e.type.startswith("orchestration.graph.node.")
+        ]
+
+    assert flags("first") == [
+        ("started", "draft", None),
+        ("completed", "draft", None),
+        ("started", "charge", None),
+        ("completed", "charge", None),
+        ("started", "notify", None),
+        ("failed", "notify", None),
+    ]
+    assert flags("second") == [
+        ("started", "draft", True),
+        ("completed", "draft", True),
+        ("started", "charge", True),
+        ("completed", "charge", True),
+        ("started", "notify", None),
+        ("completed", "notify", None),
+    ]

@@ -173,6 +173,7 @@ class WorkflowGraph:
     ) -> None:
         self._id = _clean_id(id, "graph")
         self._attempts: Mapping[str, int] = {}  # a durable run's attempt per node (events)
+        self._replayed: frozenset[str] = frozenset()  # a durable run's stored nodes (events)
         self._nodes = _check_nodes(nodes)
         self._edges = _check_edges(edges, self._nodes)
         self._incoming: dict[str, list[WorkflowEdge]] = {node: [] for node in self._nodes}
@@ -429,6 +430,7 @@ class _Execution:
         events = self.events
         attempt = self.graph._attempts.get(node.id, 1)  # pyright: ignore[reportPrivateUsage]
         frame = NodeEventFrame(events.graph_run_id, node.id, attempt, self.scope.run_id)
+        frame.replayed = node.id in self.graph._replayed  # pyright: ignore[reportPrivateUsage]
         NODE_FRAME.set(frame)  # the node task's own context: its child runs report to it
         fn = node.execute if node.execute is not None else node.reduce
         assert fn is not None

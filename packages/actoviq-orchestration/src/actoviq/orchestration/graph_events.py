@@ -17,6 +17,9 @@ processor:
 * ``orchestration.graph.node.cancelled`` — a running node stopped by a race join or by its
   graph failing.
 
+A node a continued durable graph run did not execute (it had completed before: its stored output
+is returned) has ``replayed: true`` on its node events; a node that ran has no ``replayed`` key.
+
 No event carries content: no graph input, node input or output. What is left (ids, statuses,
 counts, durations, the ``{name, message, code?}`` of an error) goes through the dispatcher's
 redaction like every run event, so a secret in an error message is removed when the runtime's
@@ -125,6 +128,7 @@ class GraphNodeStartedData(TypedDict):
     nodeId: str
     attempt: int
     kind: Literal["execute", "reduce"]
+    replayed: NotRequired[bool]
 
 
 class GraphNodeCompletedData(TypedDict):
@@ -136,6 +140,7 @@ class GraphNodeCompletedData(TypedDict):
     attempt: int
     durationMs: float
     childRunIds: list[str]
+    replayed: NotRequired[bool]
 
 
 class GraphNodeFailedData(TypedDict):
@@ -149,6 +154,7 @@ class GraphNodeFailedData(TypedDict):
     childRunIds: list[str]
     failurePolicy: Literal["fail-fast", "collect"]
     error: ErrorData
+    replayed: NotRequired[bool]
 
 
 class GraphNodeSkippedData(TypedDict):
@@ -170,6 +176,7 @@ class GraphNodeCancelledData(TypedDict):
     durationMs: float
     childRunIds: list[str]
     reason: Literal["race", "graph"]
+    replayed: NotRequired[bool]
 
 
 class GraphStartedEvent(RunEvent):
@@ -270,7 +277,15 @@ class NodeEventFrame:
     loop body) names it as its parent.
     """
 
-    __slots__ = ("attempt", "child_run_ids", "graph_run_id", "iteration", "node_id", "run_id")
+    __slots__ = (
+        "attempt",
+        "child_run_ids",
+        "graph_run_id",
+        "iteration",
+        "node_id",
+        "replayed",
+        "run_id",
+    )
 
     def __init__(self, graph_run_id: str, node_id: str, attempt: int = 1, run_id: str = "") -> None:
         self.graph_run_id = graph_run_id
@@ -279,6 +294,7 @@ class NodeEventFrame:
         self.run_id = run_id  # the graph's scope: only its direct children belong to the node
         self.iteration: int | None = None
         self.child_run_ids: list[str] = []
+        self.replayed = False  # a durable run returned the node's stored output (no execution)
 
 
 NODE_FRAME: ContextVar[NodeEventFrame | None] = ContextVar(
@@ -354,10 +370,10 @@ class GraphEvents:
 
     async def node_started(self, frame: NodeEventFrame, kind: str) -> None:
         """``orchestration.graph.node.started``."""
-        await self.emit(
-            "orchestration.graph.node.started",
-            {"nodeId": frame.node_id, "attempt": frame.attempt, "kind": kind},
-        )
+        data: JsonObject = {"nodeId": frame.node_id, "attempt": frame.attempt, "kind": kind}
+        if frame.replayed:
+            data["replayed"] = True
+        await self.emit("orchestration.graph.node.started", data)
 
     async def node_settled(
         self,
@@ -381,6 +397,8 @@ class GraphEvents:
             data["error"] = ChildError.of(error).to_json()
         elif status == "cancelled":
             data["reason"] = reason
+        if frame.replayed:
+            data["replayed"] = True
         await self.emit(f"orchestration.graph.node.{status}", data)
 
     async def node_skipped(self, node_id: str, reason: str) -> None:

@@ -100,7 +100,15 @@ class RunJournal:
         wrapped._attempts = {  # pyright: ignore[reportPrivateUsage]  # events name the attempt
             node.id: self._attempt(f"{prefix}{node.id}", iteration) for node in nodes
         }
+        wrapped._replayed = frozenset(  # pyright: ignore[reportPrivateUsage]  # events say so
+            node.id for node in nodes if self._stored(f"{prefix}{node.id}", iteration)
+        )
         return wrapped
+
+    def _stored(self, key: str, iteration: int) -> bool:
+        """Whether the node completed before: its wrapper returns the stored output, not a run."""
+        current = self.nodes.get((key, iteration))
+        return current is not None and current.status == "completed"
 
     def _attempt(self, key: str, iteration: int) -> int:
         """The attempt a (re)started node execution is: the journal's, plus one unless done."""
