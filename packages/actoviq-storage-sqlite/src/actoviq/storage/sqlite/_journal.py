@@ -24,6 +24,9 @@ refused, so a corrupt row fails closed with ``StorageDataError``. The checked co
 ``StoredItems`` (records are built only when read) without further walks: every write enforced
 the strict rules, and decoding a payload into a canonical item (the runtime adapter) checks them
 again, so a foreign row with a lone surrogate or an unsafe integer is refused there, typed.
+On a SQLite file a tail load first tries the packed form (``_journal_packed``: SQLite joins each
+column over the turns, parsed once); it runs the same checks (:func:`assemble_turns`) and leaves
+anything it cannot prove to :func:`decode_turns`.
 """
 
 from __future__ import annotations
@@ -47,10 +50,13 @@ from actoviq.runtime.stores.validation import (
 
 __all__ = [
     "PreparedTurn",
+    "TurnColumns",
     "TurnRow",
+    "assemble_turns",
     "decode_id_rows",
     "decode_turns",
     "dump_json_object",
+    "parse_strict_json",
     "prepare_turn",
 ]
 
@@ -314,6 +320,8 @@ def _finite_float(text: str) -> float:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+parse_strict_json: Callable[[str], Any] = _DECODER.decode
+"""Parse stored JSON text; ``ValueError`` for bad JSON or a non-finite number."""
 
 
 def _types(values: Iterable[object]) -> set[type]:
@@ -397,18 +405,56 @@ def decode_turns(rows: Sequence[Sequence[Any]], after: int, end: int | None) -> 
     _column(payload_texts, str, "payloads_json")
     if not _types(created_texts) <= _STR_OR_NONE:
         raise _fail("item_created_at_json", "must be text or NULL")
+    return assemble_turns(
+        TurnColumns(
+            firsts=firsts,
+            lasts=lasts,
+            stamps=stamps,
+            ids=_parse_arrays(ids_texts, "item_ids_json"),
+            kinds=_parse_arrays(kinds_texts, "kinds_json"),
+            created=created_texts,
+            payloads=_parse_arrays(payload_texts, "payloads_json"),
+        ),
+        after,
+        end,
+    )
+
+
+class TurnColumns(NamedTuple):
+    """The columns of consecutive turns with their JSON arrays parsed (one entry per turn)."""
+
+    firsts: Sequence[Any]
+    lasts: Sequence[Any]
+    stamps: Sequence[Any]
+    ids: Sequence[Any]
+    kinds: Sequence[Any]
+    created: Sequence[Any]
+    """Each turn's ``item_created_at_json`` text, or None (every item has the turn's stamp)."""
+    payloads: Sequence[Any]
+
+
+def assemble_turns(turns: TurnColumns, after: int, end: int | None) -> StoredItems:
+    """Check parsed turn columns and spread them into the items ``after < sequence <= end``.
+
+    The caller has checked the column types (integer sequences, text stamps, parsed arrays).
+
+    Raises:
+        StorageDataError: a gap or overlap between turns, an array whose length is not the turn's
+            item count, an id that is not a string, a payload that is not an object.
+    """
+    firsts, lasts, stamps = turns.firsts, turns.lasts, turns.stamps
     if firsts[0] < 1 or firsts[0] > after + 1 or max(lasts) > MAX_SAFE_INTEGER:
         raise _fail("first_sequence", "does not continue the journal")
-    if firsts[1:] != tuple(map(_NEXT, lasts[:-1])) or any(map(_GT, firsts, lasts)):
+    if tuple(firsts[1:]) != tuple(map(_NEXT, lasts[:-1])) or any(map(_GT, firsts, lasts)):
         raise _fail("last_sequence", "leaves a gap or overlap between turns")
     counts = list(map(operator.sub, lasts, map(_PREVIOUS, firsts)))
-    ids = _flatten(_parse_arrays(ids_texts, "item_ids_json"), counts, _STR_ONLY)
+    ids = _flatten(list(turns.ids), counts, _STR_ONLY)
     if ids is None:
         raise _fail("item_ids_json", "must be an array of the turn's item ids")
-    payloads = _flatten(_parse_arrays(payload_texts, "payloads_json"), counts, _DICT_ONLY)
+    payloads = _flatten(list(turns.payloads), counts, _DICT_ONLY)
     if payloads is None:
         raise _fail("payloads_json", "must be an array of the turn's payload objects")
-    all_kinds = _parse_arrays(kinds_texts, "kinds_json")
+    all_kinds = turns.kinds
     if _types(all_kinds) == _STR_ONLY:  # one kind per turn, the usual case
         kinds: list[Any] | None = list(chain.from_iterable(map(repeat, all_kinds, counts)))
     else:
@@ -416,6 +462,7 @@ def decode_turns(rows: Sequence[Sequence[Any]], after: int, end: int | None) -> 
         if kinds is None or _types(kinds) != _STR_ONLY:
             raise _fail("kinds_json", "must be a string or an array of the turn's kinds")
     created: list[Any] | None
+    created_texts = turns.created
     if created_texts.count(None) == len(created_texts):
         created = list(chain.from_iterable(map(repeat, stamps, counts)))
     else:

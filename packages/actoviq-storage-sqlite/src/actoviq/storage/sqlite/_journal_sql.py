@@ -1,9 +1,10 @@
 """The session journal's hot-path SQL, per backend.
 
-Appends and loads need seven statements: the CAS bump of the session row, the turn insert, the
-session row, the newest snapshot (whole, or only its revision), the turns after a sequence and
-(for the item-id check) the id columns after a sequence. Two implementations share one shape
-(positional rows, tuple parameters):
+Appends and loads need eight statements: the CAS bump of the session row, the turn insert, the
+session row, the newest snapshot (whole, or only its revision), the turns after a sequence (as
+rows, or packed into one row of JSON array texts on a SQLite file) and (for the item-id check)
+the id columns after a sequence. Two implementations share one shape (positional rows, tuple
+parameters):
 
 * :class:`DriverJournalSql` (SQLite file): pre-written SQL strings with tuple parameters on the
   stdlib ``sqlite3`` connection :meth:`Database.run_journal_write` / ``run_journal_read`` hand over
@@ -122,6 +123,15 @@ class JournalSql(Protocol):
         """``(first_sequence, last_sequence, item_ids_json)`` of turns ending after ``after``."""
         ...
 
+    def packed_turns(
+        self, conn: Any, tenant: str, session: str, after: int
+    ) -> Sequence[Any] | None:
+        """The turns ending after ``after`` as one ``_journal_packed.PackedTurns`` row.
+
+        None when the backend does not pack (then read :meth:`turns`).
+        """
+        ...
+
     def warm(self, conn: Any) -> None:
         """Prepare or compile the statements ahead of first use (no rows change)."""
         ...
@@ -167,6 +177,21 @@ _SQL_TURN_IDS = (
     "SELECT first_sequence, last_sequence, item_ids_json FROM storage_v2_session_turns "
     "WHERE tenant_id = ? AND session_id = ? AND last_sequence > ? ORDER BY last_sequence"
 )
+# The tail as one row: each column's values joined by SQLite into one JSON array text (in the
+# primary key's order, which the decoder checks), so a load makes a few Python objects instead of
+# seven per turn. ``created_at`` is joined inside one JSON string list (a stamp with a backslash or
+# a quote is caught by the decoder); the last column counts rows holding a BLOB anywhere (``max``
+# of values of mixed types is the BLOB if there is one), which the join would read as text.
+_SQL_TURNS_PACKED = (
+    "SELECT count(*), '[' || group_concat(first_sequence) || ']', "
+    "'[' || group_concat(last_sequence) || ']', "
+    "'[\"' || group_concat(created_at, '\",\"') || '\"]', "
+    "'[' || group_concat(item_ids_json) || ']', '[' || group_concat(kinds_json) || ']', "
+    "'[' || group_concat(payloads_json) || ']', count(item_created_at_json), "
+    "total(typeof(max(first_sequence, last_sequence, created_at, item_ids_json, kinds_json, "
+    "payloads_json)) = 'blob') "
+    "FROM storage_v2_session_turns WHERE tenant_id = ? AND session_id = ? AND last_sequence > ?"
+)
 _NO_KEY = ("", "")  # tenant and session ids are never empty, so warm-up reads match no row
 
 
@@ -184,6 +209,7 @@ def warm_driver_connection(dbapi_connection: Any) -> None:
         cursor.execute(_SQL_TURNS, (*_NO_KEY, 0)).fetchall()
         cursor.execute(_SQL_TURNS_UNTIL, (*_NO_KEY, 0, *_NO_KEY, 1, 1)).fetchall()
         cursor.execute(_SQL_TURN_IDS, (*_NO_KEY, 0)).fetchall()
+        cursor.execute(_SQL_TURNS_PACKED, (*_NO_KEY, 0)).fetchall()
     finally:
         cursor.close()
 
@@ -232,6 +258,14 @@ class DriverJournalSql:
     def turn_ids(self, conn: Any, tenant: str, session: str, after: int) -> list[Sequence[Any]]:
         """See :meth:`JournalSql.turn_ids`."""
         return conn.execute(_SQL_TURN_IDS, (tenant, session, after)).fetchall()
+
+    def packed_turns(
+        self, conn: Any, tenant: str, session: str, after: int
+    ) -> Sequence[Any] | None:
+        """See :meth:`JournalSql.packed_turns`."""
+        return cast(
+            Sequence[Any], conn.execute(_SQL_TURNS_PACKED, (tenant, session, after)).fetchone()
+        )
 
     def warm(self, conn: Any) -> None:
         """See :meth:`JournalSql.warm`."""
@@ -363,6 +397,12 @@ class CoreJournalSql:
         """See :meth:`JournalSql.turn_ids`."""
         params = {"p_tenant": tenant, "p_session": session, "p_after": after}
         return list(conn.execute(_TURN_IDS, params).all())
+
+    def packed_turns(
+        self, conn: Connection, tenant: str, session: str, after: int
+    ) -> Sequence[Any] | None:
+        """See :meth:`JournalSql.packed_turns`: None (Core reads :meth:`turns`)."""
+        return None
 
     def warm(self, conn: Connection) -> None:
         """See :meth:`JournalSql.warm`: run each read once and compile the writes.

@@ -33,6 +33,7 @@ from actoviq.runtime.stores import (
     SessionSnapshot,
     StorageDataError,
     StorageNotFoundError,
+    StoredItems,
 )
 from actoviq.runtime.stores.rules import (
     session_key,
@@ -56,6 +57,7 @@ from actoviq.storage.sqlite._journal import (
     decode_turns,
     prepare_turn,
 )
+from actoviq.storage.sqlite._journal_packed import decode_packed
 from actoviq.storage.sqlite._journal_sql import SESSION_COLUMNS, JournalSql
 from actoviq.storage.sqlite._keyed_rows import stored_int, stored_text
 from actoviq.storage.sqlite._tables import session_snapshots, sessions
@@ -155,6 +157,39 @@ def _replay(
             if (item.kind, item.payload) != (turn.kinds[index], turn.payloads[index]):
                 return False
     return True
+
+
+def _tail(
+    sql: JournalSql,
+    conn: Any,
+    tenant_id: str,
+    session_id: str,
+    after: int,
+    end: int,
+    *,
+    packed: bool,
+) -> StoredItems:
+    """The items ``after < sequence <= end`` of a session, decoded in the read transaction.
+
+    With ``packed`` (``end`` is the session's tail) the driver's packed row is tried first
+    (``_journal_packed``); the turn rows are read and decoded when the backend does not pack or
+    the packed form cannot prove the rows valid, so a corrupt row fails with its own message.
+
+    Raises:
+        StorageDataError: a corrupt turn, or fewer items than the session row promises.
+    """
+    items: StoredItems | None = None
+    if packed:
+        row = sql.packed_turns(conn, tenant_id, session_id, after)
+        if row is not None:
+            items = decode_packed(row, after, end)
+    if items is None:
+        items = decode_turns(sql.turns(conn, tenant_id, session_id, after, end), after, end)
+    if len(items) != max(0, end - after):  # a missing turn: fail closed, never a short read
+        raise StorageDataError(
+            f"stored journal of {session_resource(tenant_id, session_id)} is missing turns"
+        )
+    return items
 
 
 class SqlSessionStore:
@@ -319,22 +354,22 @@ class SqlSessionStore:
 
         def work(
             conn: Any,
-        ) -> tuple[Sequence[Any], Sequence[Any] | None, int, list[Sequence[Any]]]:
+        ) -> tuple[SessionRecord, Sequence[Any] | None, int, StoredItems]:
             row = sql.session(conn, tenant_id, session_id)
             if row is None:
                 raise StorageNotFoundError(session_resource(tenant_id, session_id))
+            record = record_from_row(row)
             snap = None
             if after_sequence is None and use_snapshot:
                 snap = sql.newest_snapshot(conn, tenant_id, session_id)
             start = (
                 stored_int(snap[0], "through_sequence") if snap is not None else after_sequence or 0
             )
-            end = None if cap is None else start + cap
-            return row, snap, start, sql.turns(conn, tenant_id, session_id, start, end)
+            end = record.last_sequence if cap is None else min(record.last_sequence, start + cap)
+            items = _tail(sql, conn, tenant_id, session_id, start, end, packed=cap is None)
+            return record, snap, start, items
 
-        # Decoding happens here, after the transaction: the transaction only fetches.
-        row, snap, start, turns = await self._db.run_journal_read(work)
-        record = record_from_row(row)
+        record, snap, start, items = await self._db.run_journal_read(work)
         snapshot: SessionSnapshot | None = None
         if snap is not None:
             _, revision, state_json, created_at = snap
@@ -343,12 +378,6 @@ class SqlSessionStore:
                 revision=stored_int(revision, "session_revision"),
                 state=decode_json_object(state_json, "state_json"),
                 created_at=stored_text(created_at, "created_at"),
-            )
-        end = record.last_sequence if cap is None else min(record.last_sequence, start + cap)
-        items = decode_turns(turns, start, end)
-        if len(items) != max(0, end - start):  # a missing turn: fail closed, never a short read
-            raise StorageDataError(
-                f"stored journal of {session_resource(tenant_id, session_id)} is missing turns"
             )
         return SessionLoad(session=record, snapshot=snapshot, items=items)
 
@@ -359,20 +388,17 @@ class SqlSessionStore:
         validate_load(tenant_id, session_id, after_sequence, None)
         sql = self._db.journal_sql
 
-        def work(conn: Any) -> tuple[Sequence[Any], object, list[Sequence[Any]]]:
+        def work(conn: Any) -> tuple[SessionRecord, object, StoredItems]:
             row = sql.session(conn, tenant_id, session_id)
             if row is None:
                 raise StorageNotFoundError(session_resource(tenant_id, session_id))
+            record = record_from_row(row)
             marker = sql.snapshot_revision(conn, tenant_id, session_id)
-            return row, marker, sql.turns(conn, tenant_id, session_id, after_sequence, None)
+            end = record.last_sequence
+            items = _tail(sql, conn, tenant_id, session_id, after_sequence, end, packed=True)
+            return record, marker, items
 
-        row, marker, turns = await self._db.run_journal_read(work)
-        record = record_from_row(row)
-        items = decode_turns(turns, after_sequence, record.last_sequence)
-        if len(items) != max(0, record.last_sequence - after_sequence):
-            raise StorageDataError(
-                f"stored journal of {session_resource(tenant_id, session_id)} is missing turns"
-            )
+        record, marker, items = await self._db.run_journal_read(work)
         return SessionChanges(
             session=record,
             items=items,
