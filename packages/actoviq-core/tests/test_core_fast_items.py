@@ -214,3 +214,41 @@ def test_decoded_items_are_frozen_like_constructed_ones() -> None:
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         item.text = "y"  # type: ignore[misc]
     assert hash(item) == hash(TextItem(role="user", text="x"))
+
+
+def test_optional_fields_missing_from_every_entry_are_none_and_checked_where_present() -> None:
+    # A bulk decode skips the column of an optional field no entry has; where one entry has it,
+    # the whole column is read and checked.
+    texts: list[dict[str, Any]] = [
+        {"type": "text", "role": "user", "text": "a"},
+        {"type": "text", "role": "assistant", "text": "b"},
+    ]
+    assert fast.fast_items(texts) == [
+        TextItem(role="user", text="a"),
+        TextItem(role="assistant", text="b"),
+    ]
+    tagged: list[dict[str, Any]] = [
+        *texts,
+        {"type": "text", "role": "user", "text": "c", "id": "m3", "metadata": {}},
+    ]
+    decoded = fast.fast_items(tagged)
+    assert decoded is not None
+    assert [(i.id, i.metadata) for i in cast(list[TextItem], decoded)] == [
+        (None, None),
+        (None, None),
+        ("m3", {}),
+    ]
+    assert fast.fast_items([*texts, {"type": "text", "role": "user", "text": "c", "id": 5}]) is None
+    results: list[dict[str, Any]] = [
+        {"type": "tool_result", "callId": "c1", "status": "success", "output": 1},
+        {"type": "tool_result", "callId": "c2", "status": "error", "output": None, "name": "n"},
+    ]
+    assert fast.fast_items(results) == [
+        ToolResultItem(call_id="c1", status="success", output=1),
+        ToolResultItem(call_id="c2", status="error", output=None, name="n"),
+    ]
+    bad_name = [results[0], {**results[1], "name": ["n"]}]
+    assert fast.fast_items(bad_name) is None
+    calls: list[dict[str, Any]] = [{"type": "tool_call", "id": "c", "name": "n", "input": {}}]
+    assert fast.fast_items(calls) == [ToolCallItem(id="c", name="n", input={})]
+    assert fast.fast_items([{**calls[0], "metadata": {"n": 2**53}}]) is None

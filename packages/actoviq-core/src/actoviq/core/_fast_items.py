@@ -228,58 +228,81 @@ def _columns(batch: Sequence[dict[str, Any]], keys: tuple[str, ...]) -> list[lis
     return [list(map(_get, batch, repeat(key))) for key in keys]
 
 
-def _build(cls: type[Any], setters: tuple[_Setter, ...], *columns: list[Any]) -> list[Any]:
-    """``len(columns[0])`` new ``cls`` instances, slot ``i`` of each filled from ``columns[i]``.
+def _optional(batch: Sequence[dict[str, Any]], present: set[str], key: str) -> list[Any] | None:
+    """The column of an optional field, or None when no entry of ``batch`` has the key."""
+    return list(map(_get, batch, repeat(key))) if key in present else None
 
-    Column by column: each pass is ``map`` over a slot descriptor's setter, so no Python frame
-    runs per item.
+
+def _build(
+    cls: type[Any], setters: tuple[_Setter, ...], count: int, *columns: list[Any] | None
+) -> list[Any]:
+    """``count`` new ``cls`` instances, slot ``i`` of each filled from ``columns[i]``.
+
+    A None column fills its slot with None. Column by column: each pass is ``map`` over a slot
+    descriptor's setter, so no Python frame runs per item.
     """
-    items = list(map(_new, repeat(cls, len(columns[0]))))
+    items = list(map(_new, repeat(cls, count)))
     for setter, column in zip(setters, columns, strict=True):
-        _drain(map(setter, items, column))
+        _drain(map(setter, items, repeat(None, count) if column is None else column))
     return items
 
 
 def _texts(batch: Sequence[dict[str, Any]]) -> list[Any] | None:
-    if _TEXT is None or not set(chain.from_iterable(batch)) <= _TEXT_KEYS:
+    present = set(chain.from_iterable(batch))
+    if _TEXT is None or not present <= _TEXT_KEYS:
         return None
-    roles, texts, idents, metadata = _columns(batch, ("role", "text", "id", "metadata"))
+    roles, texts = _columns(batch, ("role", "text"))
+    idents = _optional(batch, present, "id")
+    metadata = _optional(batch, present, "metadata")
     if not (
-        _literals(roles, _ROLES) and _strs(texts) and _opt_strs(idents) and _opt_objects(metadata)
+        _literals(roles, _ROLES)
+        and _strs(texts)
+        and (idents is None or _opt_strs(idents))
+        and (metadata is None or _opt_objects(metadata))
     ):
         return None
-    return _build(TextItem, _TEXT, roles, texts, idents, metadata)
+    return _build(TextItem, _TEXT, len(batch), roles, texts, idents, metadata)
 
 
 def _tool_calls(batch: Sequence[dict[str, Any]]) -> list[Any] | None:
-    if _CALL is None or not set(chain.from_iterable(batch)) <= _CALL_KEYS:
+    present = set(chain.from_iterable(batch))
+    if _CALL is None or not present <= _CALL_KEYS:
         return None
-    idents, names, inputs, metadata = _columns(batch, ("id", "name", "input", "metadata"))
-    if not (_strs(idents) and _strs(names) and _objects(inputs) and _opt_objects(metadata)):
+    idents, names, inputs = _columns(batch, ("id", "name", "input"))
+    metadata = _optional(batch, present, "metadata")
+    if not (
+        _strs(idents)
+        and _strs(names)
+        and _objects(inputs)
+        and (metadata is None or _opt_objects(metadata))
+    ):
         return None
-    return _build(ToolCallItem, _CALL, idents, names, inputs, metadata)
+    return _build(ToolCallItem, _CALL, len(batch), idents, names, inputs, metadata)
 
 
 def _tool_results(batch: Sequence[dict[str, Any]]) -> list[Any] | None:
+    present = set(chain.from_iterable(batch))
     if (
         _RESULT is None
-        or not set(chain.from_iterable(batch)) <= _RESULT_KEYS
+        or not present <= _RESULT_KEYS
         or not all(map(_has, batch, repeat("output")))
     ):
         return None
-    keys = ("callId", "status", "output", "name", "id", "metadata")
-    call_ids, statuses, outputs, names, idents, metadata = _columns(batch, keys)
+    call_ids, statuses, outputs = _columns(batch, ("callId", "status", "output"))
+    names = _optional(batch, present, "name")
+    idents = _optional(batch, present, "id")
+    metadata = _optional(batch, present, "metadata")
     if not (
         _strs(call_ids)
         and _literals(statuses, _STATUSES)
         and _json_values(outputs)
-        and _opt_strs(names)
-        and _opt_strs(idents)
-        and _opt_objects(metadata)
+        and (names is None or _opt_strs(names))
+        and (idents is None or _opt_strs(idents))
+        and (metadata is None or _opt_objects(metadata))
     ):
         return None
     columns = (call_ids, statuses, outputs, names, idents, metadata)
-    return _build(ToolResultItem, _RESULT, *columns)
+    return _build(ToolResultItem, _RESULT, len(batch), *columns)
 
 
 _BULK: Final[dict[object, Callable[[Sequence[dict[str, Any]]], list[Any] | None]]] = {
