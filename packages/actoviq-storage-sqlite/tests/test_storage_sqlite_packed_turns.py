@@ -219,3 +219,17 @@ async def test_corrupt_rows_fail_closed_through_the_packed_read(
             await sessions.load_changes(tenant_id=T, session_id="s", after_sequence=1)
         good = await sessions.load(tenant_id=T, session_id="s", limit=2)  # the rows before it
         assert [i.item_id for i in good.items] == ["a", "b"]
+
+
+def test_turn_checks_shared_by_both_decoders() -> None:
+    one_kind = [
+        (1, 1, STAMP, '["a"]', '"text"', None, "[{}]"),
+        (2, 3, STAMP, '["b","c"]', '"text"', None, "[{},{}]"),
+    ]
+    assert decode_turns(one_kind, 0, None).kinds == ("text", "text", "text")
+    two_kinds = [one_kind[0], (2, 3, STAMP, '["b","c"]', '"tool_call"', None, "[{},{}]")]
+    assert decode_turns(two_kinds, 0, None).kinds == ("text", "tool_call", "tool_call")
+    # StorageDataError: a turn that ends before it starts, right after the one before it
+    empty = [one_kind[0], (2, 1, STAMP, "[]", '"text"', None, "[]")]
+    with pytest.raises(StorageDataError, match="gap or overlap"):
+        decode_turns(empty, 0, None)

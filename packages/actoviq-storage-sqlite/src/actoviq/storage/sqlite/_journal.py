@@ -36,7 +36,7 @@ import math
 import operator
 import re
 from collections.abc import Callable, Iterable, Sequence
-from itertools import chain, repeat
+from itertools import chain, islice, repeat
 from typing import Any, NamedTuple, cast
 
 from actoviq.core import MAX_WIRE_DEPTH, JsonObject
@@ -122,7 +122,6 @@ _DICT_VALUES = cast(Callable[[dict[Any, Any]], Iterable[Any]], dict.values)  # p
 
 _NEW_ITEM_ONLY: set[type] = {NewSessionItem}
 _NEXT = (1).__add__
-_GT = int.__gt__
 _PREVIOUS = (-1).__add__
 
 
@@ -445,9 +444,10 @@ def assemble_turns(turns: TurnColumns, after: int, end: int | None) -> StoredIte
     firsts, lasts, stamps = turns.firsts, turns.lasts, turns.stamps
     if firsts[0] < 1 or firsts[0] > after + 1 or max(lasts) > MAX_SAFE_INTEGER:
         raise _fail("first_sequence", "does not continue the journal")
-    if tuple(firsts[1:]) != tuple(map(_NEXT, lasts[:-1])) or any(map(_GT, firsts, lasts)):
-        raise _fail("last_sequence", "leaves a gap or overlap between turns")
     counts = list(map(operator.sub, lasts, map(_PREVIOUS, firsts)))
+    # Each turn follows the one before (``first == previous last + 1``) and holds an item.
+    if any(map(operator.ne, islice(firsts, 1, None), map(_NEXT, lasts))) or min(counts) < 1:
+        raise _fail("last_sequence", "leaves a gap or overlap between turns")
     ids = _flatten(list(turns.ids), counts, _STR_ONLY)
     if ids is None:
         raise _fail("item_ids_json", "must be an array of the turn's item ids")
@@ -455,8 +455,12 @@ def assemble_turns(turns: TurnColumns, after: int, end: int | None) -> StoredIte
     if payloads is None:
         raise _fail("payloads_json", "must be an array of the turn's payload objects")
     all_kinds = turns.kinds
+    kinds: list[Any] | None
     if _types(all_kinds) == _STR_ONLY:  # one kind per turn, the usual case
-        kinds: list[Any] | None = list(chain.from_iterable(map(repeat, all_kinds, counts)))
+        if all_kinds.count(all_kinds[0]) == len(all_kinds):  # and the same in every turn
+            kinds = [all_kinds[0]] * len(ids)
+        else:
+            kinds = list(chain.from_iterable(map(repeat, all_kinds, counts)))
     else:
         kinds = _flatten([_spread(k, n) for k, n in zip(all_kinds, counts, strict=True)], counts)
         if kinds is None or _types(kinds) != _STR_ONLY:
