@@ -21,7 +21,7 @@ from actoviq.storage.sqlite import SqliteStorage
 from actoviq.storage.sqlite._journal import decode_turns
 from actoviq.storage.sqlite._journal_packed import decode_packed
 from actoviq.storage.sqlite._journal_sql import DriverJournalSql
-from actoviq.storage.sqlite._sessions import SqlSessionStore
+from actoviq.storage.sqlite._sessions import PACK_FROM_ITEMS, SqlSessionStore
 
 T = "default"
 STAMP = "2026-01-01T00:00:00.000Z"
@@ -133,62 +133,62 @@ async def test_rows_the_packed_form_cannot_prove_load_through_the_rows(tmp_path:
 _CORRUPT = [
     (  # valid JSON in a BLOB: the join would read it as text
         "INSERT INTO storage_v2_session_turns VALUES "
-        "('default', 's', 3, 3, 'T', '[\"c\"]', '\"text\"', NULL, CAST('[{}]' AS BLOB))",
+        "('default', 's', @N, @N, 'T', '[\"c\"]', '\"text\"', NULL, CAST('[{}]' AS BLOB))",
         "payloads_json must be text",
     ),
     (
         "INSERT INTO storage_v2_session_turns VALUES "
-        "('default', 's', CAST('3' AS BLOB), 3, 'T', '[\"c\"]', '\"text\"', NULL, '[{}]')",
+        "('default', 's', CAST('@N' AS BLOB), @N, 'T', '[\"c\"]', '\"text\"', NULL, '[{}]')",
         "last_sequence must be an integer",
     ),
     (
         "INSERT INTO storage_v2_session_turns VALUES "
-        "('default', 's', 3, 2.5, 'T', '[\"c\"]', '\"text\"', NULL, '[{}]')",
+        "('default', 's', @N, 2.5, 'T', '[\"c\"]', '\"text\"', NULL, '[{}]')",
         "first_sequence must be an integer",
     ),
     (
         "INSERT INTO storage_v2_session_turns VALUES "
-        "('default', 's', 3, 3, CAST('T' AS BLOB), '[\"c\"]', '\"text\"', NULL, '[{}]')",
+        "('default', 's', @N, @N, CAST('T' AS BLOB), '[\"c\"]', '\"text\"', NULL, '[{}]')",
         "created_at must be text",
     ),
     (
         "INSERT INTO storage_v2_session_turns VALUES "
-        "('default', 's', 3, 3, 'T', '[\"c\"]', '\"text\"', NULL, '[{\"a\":NaN}]')",
+        "('default', 's', @N, @N, 'T', '[\"c\"]', '\"text\"', NULL, '[{\"a\":NaN}]')",
         "not valid JSON",
     ),
     (
         "INSERT INTO storage_v2_session_turns VALUES "
-        "('default', 's', 3, 3, 'T', '[\"c\"]', '\"text\"', NULL, '[{}],[{}]')",
+        "('default', 's', @N, @N, 'T', '[\"c\"]', '\"text\"', NULL, '[{}],[{}]')",
         "not valid JSON",
     ),
     (
         "INSERT INTO storage_v2_session_turns VALUES "
-        "('default', 's', 3, 3, 'T', '[\"c\"]', '\"text\"', NULL, '[[1]]')",
+        "('default', 's', @N, @N, 'T', '[\"c\"]', '\"text\"', NULL, '[[1]]')",
         "the turn's payload objects",
     ),
     (
         "INSERT INTO storage_v2_session_turns VALUES "
-        "('default', 's', 3, 3, 'T', '[\"c\"]', '\"text\"', NULL, '[\"not an object\"]')",
+        "('default', 's', @N, @N, 'T', '[\"c\"]', '\"text\"', NULL, '[\"not an object\"]')",
         "the turn's payload objects",
     ),
     (
         "INSERT INTO storage_v2_session_turns VALUES "
-        "('default', 's', 3, 3, 'T', '[7]', '\"text\"', NULL, '[{}]')",
+        "('default', 's', @N, @N, 'T', '[7]', '\"text\"', NULL, '[{}]')",
         "the turn's item ids",
     ),
     (
         "INSERT INTO storage_v2_session_turns VALUES "
-        "('default', 's', 3, 3, 'T', '[\"c\"]', '7', NULL, '[{}]')",
+        "('default', 's', @N, @N, 'T', '[\"c\"]', '7', NULL, '[{}]')",
         "the turn's kinds",
     ),
-    (  # a gap: items 3 and 4 missing, the turn holds 5
+    (  # a gap: two items missing
         "INSERT INTO storage_v2_session_turns VALUES "
-        "('default', 's', 5, 5, 'T', '[\"c\"]', '\"text\"', NULL, '[{}]')",
+        "('default', 's', @G, @G, 'T', '[\"c\"]', '\"text\"', NULL, '[{}]')",
         "gap or overlap",
     ),
-    (  # an overlap: item 2 again
+    (  # an overlap: the last item again
         "INSERT INTO storage_v2_session_turns VALUES "
-        "('default', 's', 3, 2, 'T', '[\"c\",\"d\"]', '\"text\"', NULL, '[{},{}]')",
+        "('default', 's', @N, @P, 'T', '[\"c\",\"d\"]', '\"text\"', NULL, '[{},{}]')",
         "gap or overlap",
     ),
 ]
@@ -203,12 +203,19 @@ async def test_corrupt_rows_fail_closed_through_the_packed_read(
         sessions = storage.sessions
         assert isinstance(sessions, SqlSessionStore)
         await sessions.create(tenant_id=T, session_id="s")
+        first = [f"a{n}" for n in range(PACK_FROM_ITEMS)]  # long enough to be read packed
         await sessions.append(
-            tenant_id=T, session_id="s", expected_revision=0, items=_items("a", "b")
+            tenant_id=T, session_id="s", expected_revision=0, items=_items(*first)
         )
         with _raw(path) as raw, raw:
-            raw.execute(damage)
-            raw.execute("UPDATE storage_v2_sessions SET last_sequence = 3, revision = 2")
+            n = PACK_FROM_ITEMS + 1
+            raw.execute(
+                damage.replace("@N", str(n)).replace("@G", str(n + 2)).replace("@P", str(n - 1))
+            )
+            raw.execute(
+                "UPDATE storage_v2_sessions SET revision = 2, "
+                f"last_sequence = {PACK_FROM_ITEMS + 1}"
+            )
         packed, _ = _read(path, 0)
         assert decode_packed(packed, 0, None) is None
         # StorageDataError (STORAGE_DATA_INVALID), the row decoder's message: never skipped
@@ -216,9 +223,9 @@ async def test_corrupt_rows_fail_closed_through_the_packed_read(
             await sessions.load(tenant_id=T, session_id="s")
         assert caught.value.code == "STORAGE_DATA_INVALID"
         with pytest.raises(StorageDataError, match=message):
-            await sessions.load_changes(tenant_id=T, session_id="s", after_sequence=1)
-        good = await sessions.load(tenant_id=T, session_id="s", limit=2)  # the rows before it
-        assert [i.item_id for i in good.items] == ["a", "b"]
+            await sessions.load_changes(tenant_id=T, session_id="s", after_sequence=0)
+        good = await sessions.load(tenant_id=T, session_id="s", limit=PACK_FROM_ITEMS)
+        assert [i.item_id for i in good.items] == first  # the rows before it
 
 
 def test_turn_checks_shared_by_both_decoders() -> None:
@@ -233,3 +240,31 @@ def test_turn_checks_shared_by_both_decoders() -> None:
     empty = [one_kind[0], (2, 1, STAMP, "[]", '"text"', None, "[]")]
     with pytest.raises(StorageDataError, match="gap or overlap"):
         decode_turns(empty, 0, None)
+
+
+async def test_long_tails_are_read_packed_and_short_ones_from_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    row_reads: list[int] = []
+    read_rows = DriverJournalSql.turns
+
+    def counted(self: DriverJournalSql, conn: Any, *args: Any) -> list[Any]:
+        row_reads.append(args[2])  # the ``after`` of the read
+        return read_rows(self, conn, *args)
+
+    monkeypatch.setattr(DriverJournalSql, "turns", counted)
+    async with await SqliteStorage.open(tmp_path / "l.db") as storage:
+        sessions = storage.sessions
+        assert isinstance(sessions, SqlSessionStore)
+        await sessions.create(tenant_id=T, session_id="s")
+        for revision in range(PACK_FROM_ITEMS // 2 + 1):
+            batch = _items(f"q{revision}", f"r{revision}")
+            await sessions.append(
+                tenant_id=T, session_id="s", expected_revision=revision, items=batch
+            )
+        row_reads.clear()
+        loaded = await sessions.load(tenant_id=T, session_id="s")
+        assert len(loaded.items) == PACK_FROM_ITEMS + 2 and row_reads == []  # one packed read
+        changes = await sessions.load_changes(tenant_id=T, session_id="s", after_sequence=31)
+        assert [i.item_id for i in changes.items] == ["r15", "q16", "r16"]
+        assert row_reads == [31]  # a short tail reads its rows

@@ -159,6 +159,10 @@ def _replay(
     return True
 
 
+PACK_FROM_ITEMS = 32
+"""Tails of at least this many items are read packed (shorter ones read their few rows)."""
+
+
 def _tail(
     sql: JournalSql,
     conn: Any,
@@ -167,24 +171,27 @@ def _tail(
     after: int,
     end: int,
     *,
-    packed: bool,
+    to_tail: bool,
 ) -> StoredItems:
     """The items ``after < sequence <= end`` of a session, decoded in the read transaction.
 
-    With ``packed`` (``end`` is the session's tail) the driver's packed row is tried first
-    (``_journal_packed``); the turn rows are read and decoded when the backend does not pack or
-    the packed form cannot prove the rows valid, so a corrupt row fails with its own message.
+    With ``to_tail`` (``end`` is the session's tail) and at least ``PACK_FROM_ITEMS`` items to
+    read, the driver's packed row is tried first (``_journal_packed``); the turn rows are read and
+    decoded when the tail is short (a turn's ``load_changes``: fewer statements and parses), the
+    backend does not pack or the packed form cannot prove the rows valid, so a corrupt row fails
+    with its own message.
 
     Raises:
         StorageDataError: a corrupt turn, or fewer items than the session row promises.
     """
     items: StoredItems | None = None
-    if packed:
+    if to_tail and end - after >= PACK_FROM_ITEMS:
         row = sql.packed_turns(conn, tenant_id, session_id, after)
         if row is not None:
             items = decode_packed(row, after, end)
     if items is None:
-        items = decode_turns(sql.turns(conn, tenant_id, session_id, after, end), after, end)
+        rows = sql.turns(conn, tenant_id, session_id, after, None if to_tail else end)
+        items = decode_turns(rows, after, end)
     if len(items) != max(0, end - after):  # a missing turn: fail closed, never a short read
         raise StorageDataError(
             f"stored journal of {session_resource(tenant_id, session_id)} is missing turns"
@@ -366,7 +373,7 @@ class SqlSessionStore:
                 stored_int(snap[0], "through_sequence") if snap is not None else after_sequence or 0
             )
             end = record.last_sequence if cap is None else min(record.last_sequence, start + cap)
-            items = _tail(sql, conn, tenant_id, session_id, start, end, packed=cap is None)
+            items = _tail(sql, conn, tenant_id, session_id, start, end, to_tail=cap is None)
             return record, snap, start, items
 
         record, snap, start, items = await self._db.run_journal_read(work)
@@ -395,7 +402,7 @@ class SqlSessionStore:
             record = record_from_row(row)
             marker = sql.snapshot_revision(conn, tenant_id, session_id)
             end = record.last_sequence
-            items = _tail(sql, conn, tenant_id, session_id, after_sequence, end, packed=True)
+            items = _tail(sql, conn, tenant_id, session_id, after_sequence, end, to_tail=True)
             return record, marker, items
 
         record, marker, items = await self._db.run_journal_read(work)
