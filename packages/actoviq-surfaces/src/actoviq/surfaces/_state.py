@@ -129,6 +129,8 @@ class RunState:
 
     __slots__ = (
         "arguments",
+        "delta_block",
+        "delta_index",
         "iteration",
         "last_sequence",
         "parent_run_id",
@@ -151,10 +153,15 @@ class RunState:
         self.reasoning: dict[tuple[int, object], Snapshot] = {}
         self.arguments: dict[str, ArgumentBuffer] = {}
         self.started_tools: dict[str, JsonObject] = {}
+        # The text block the last runtime text delta went to (the projector's hot path skips
+        # the ``text`` lookup while deltas keep going to it); forgotten whenever ``text`` is.
+        self.delta_block: Snapshot | None = None
+        self.delta_index: object = None
 
     def new_iteration(self, iteration: int) -> None:
         """A model call begins: earlier calls' snapshots and argument buffers are dropped."""
         self.iteration = iteration
+        self.delta_block = None
         self.text.clear()
         self.reasoning.clear()
         self.arguments.clear()
@@ -171,6 +178,7 @@ class RunState:
 
         An interrupted run keeps its tool arguments: its calls start when it is resumed.
         """
+        self.delta_block = None
         self.text.clear()
         self.reasoning.clear()
         self.started_tools.clear()

@@ -32,10 +32,18 @@ import attrs
 
 from actoviq.core import JsonObject
 from actoviq.events import EVENT_CLASSES, RunEvent, held_tail_start
+from actoviq.surfaces._admission import (
+    DELTA_CLASS,
+    MAX_SAFE,
+    MISSING,
+    WindowEntry,
+    check_envelope,
+    check_new_run,
+    same_event,
+)
 from actoviq.surfaces._state import RunState, Snapshot, TraceKey
 from actoviq.surfaces.errors import (
     SurfaceEventIdentityCollisionError,
-    SurfaceEventSchemaVersionError,
     SurfaceEventSequenceError,
     SurfaceEventTraceError,
     SurfaceEventValidationError,
@@ -53,6 +61,7 @@ from actoviq.surfaces.types import (
     SurfaceSemanticEvent,
     SurfaceSemanticType,
 )
+from actoviq.surfaces.types import _SemanticSlots as _Draft  # pyright: ignore[reportPrivateUsage]
 from actoviq.surfaces.types import build_unchecked as _build
 
 __all__ = [
@@ -68,7 +77,7 @@ DEFAULT_MAX_SNAPSHOT_CHARS: Final = 16_384
 DEFAULT_MAX_RUNS: Final = 4096
 """How many runs a projector keeps validation state for (oldest forgotten first)."""
 
-_MAX_SAFE: Final = 2**53 - 1
+_new = object.__new__
 # The envelope classes whose fields are plain attributes: ``RunEvent`` and the catalogue's typed
 # subclasses the runtime emits (they add no fields or properties). Any other subclass takes the
 # checked path.
@@ -129,10 +138,6 @@ class ProjectorOptions:
     raw_tool_input_deltas: bool = False
 
 
-def _blank(value: object) -> bool:
-    return not isinstance(value, str) or not value or value.isspace()
-
-
 class RunEventSemanticProjector:
     """Projects ``RunEvent`` s of any number of runs into semantic events (one state machine).
 
@@ -168,7 +173,7 @@ class RunEventSemanticProjector:
         )
         # The identity window: the last ``dedupe_window_size`` source events by id, with their
         # ids in arrival order for FIFO eviction (a dict + deque beats an OrderedDict here).
-        self._seen: dict[str, RunEvent] = {}
+        self._seen: dict[str, WindowEntry] = {}
         self._order: deque[str] = deque()
         self._window_size = self._options.dedupe_window_size
         self._runs: dict[str, RunState] = {}
@@ -193,61 +198,6 @@ class RunEventSemanticProjector:
 
     # -- validation -------------------------------------------------------------------------------
 
-    @staticmethod
-    def _check_envelope(event: RunEvent) -> None:
-        """Raise the precise typed error for an invalid envelope (the slow path)."""
-        if not isinstance(event, RunEvent):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise SurfaceEventValidationError(
-                f"Expected a RunEvent, got {type(event).__name__}.",
-            )
-        if event.schema_version != 1 or type(event.schema_version) is not int:
-            raise SurfaceEventSchemaVersionError(
-                f"Unsupported RunEvent schemaVersion {event.schema_version!r} (expected 1).",
-                details={"schemaVersion": repr(event.schema_version)},
-            )
-        for name in ("event_id", "run_id", "type"):
-            if _blank(getattr(event, name)):
-                raise SurfaceEventValidationError(
-                    f"RunEvent {name} must be a non-blank string.", details={"field": name}
-                )
-        for name in ("trace_id", "span_id"):
-            if _blank(getattr(event, name)):
-                raise SurfaceEventTraceError(
-                    f"RunEvent {name} must be a non-blank string (run {event.run_id}).",
-                    details={"field": name, "runId": event.run_id},
-                )
-        sequence = event.sequence
-        if type(sequence) is not int or sequence < 1 or sequence > _MAX_SAFE:
-            raise SurfaceEventSequenceError(
-                f"RunEvent sequence must be a positive safe integer, got {sequence!r}.",
-                details={"runId": event.run_id},
-            )
-
-    def _check_new_run(self, event: RunEvent, trace: TraceKey) -> None:
-        run_id = event.run_id
-        parent_run_id, trace_id, span_id, parent_span_id = trace
-        if parent_run_id is not None:
-            if parent_span_id is None:
-                raise SurfaceEventTraceError(
-                    f"Child run {run_id} of {parent_run_id} has no parentSpanId.",
-                    details={"runId": run_id},
-                )
-            parent = self._runs.get(parent_run_id)
-            if parent is not None and (
-                parent.trace[1] != trace_id or parent.trace[2] != parent_span_id
-            ):
-                raise SurfaceEventTraceError(
-                    f"Child run {run_id} does not match the trace of parent run {parent_run_id}.",
-                    details={"runId": run_id, "parentRunId": parent_run_id},
-                )
-        for child_id in self._children.get(run_id, ()):
-            child = self._runs.get(child_id)
-            if child is not None and (child.trace[1] != trace_id or child.trace[3] != span_id):
-                raise SurfaceEventTraceError(
-                    f"Late parent run {run_id} does not match the trace of its child {child_id}.",
-                    details={"runId": run_id, "childRunId": child_id},
-                )
-
     def _admit(self, event: RunEvent) -> RunState | None:
         """Validate; return the run's state (a new one is not registered yet) or None (replay)."""
         # One cheap expression for the common valid envelope; the slow path names the problem.
@@ -271,12 +221,12 @@ class RunEventSemanticProjector:
             or not event.span_id
             or event.span_id.isspace()
             or event.sequence.__class__ is not int
-            or not 0 < event.sequence <= _MAX_SAFE
+            or not 0 < event.sequence <= MAX_SAFE
         ):
-            self._check_envelope(event)
+            check_envelope(event)
         seen = self._seen.get(event.event_id)
         if seen is not None:
-            if seen == event:
+            if same_event(seen, event):
                 return None
             raise SurfaceEventIdentityCollisionError(
                 f"RunEvent {event.event_id} was seen before with a different payload.",
@@ -285,7 +235,7 @@ class RunEventSemanticProjector:
         trace: TraceKey = (event.parent_run_id, event.trace_id, event.span_id, event.parent_span_id)
         run = self._runs.get(event.run_id)
         if run is None:
-            self._check_new_run(event, trace)
+            check_new_run(event, trace, self._runs, self._children)
             return RunState(trace)
         if run.trace != trace:
             raise SurfaceEventTraceError(
@@ -335,16 +285,15 @@ class RunEventSemanticProjector:
             SurfaceEventIdentityCollisionError: a known ``eventId`` with another payload.
             RedactionError: the data cannot be redacted (nothing is delivered or remembered).
         """
-        if event.__class__ not in _ENVELOPES:
-            self._check_envelope(event)  # raises unless a valid RunEvent subclass
-        event_id = event.event_id
-        sequence = event.sequence
-        run_id = event.run_id
-        run = (
-            self._runs.get(run_id)
-            if event.__class__ in _ENVELOPES and run_id.__class__ is str
-            else None
-        )
+        if event.__class__ in _ENVELOPES:
+            run_id = event.run_id
+            run = self._runs.get(run_id) if run_id.__class__ is str else None
+        else:
+            check_envelope(event)  # raises unless a valid RunEvent subclass
+            run = None
+        event_id: Any = event.event_id
+        sequence: Any = event.sequence
+        source_type: Any = event.type
         if (
             # The fast check: an event of a known run whose (already validated) trace context
             # it repeats; only its own id, type, version and sequence are checked here.
@@ -353,16 +302,16 @@ class RunEventSemanticProjector:
             or event.span_id != run.span_id
             or event.parent_run_id != run.parent_run_id
             or event.parent_span_id != run.parent_span_id
-            or event.schema_version.__class__ is not int
             or event.schema_version != 1
+            or event.schema_version.__class__ is not int
             or event_id.__class__ is not str
             or not event_id
             or event_id.isspace()
-            or event.type.__class__ is not str
-            or not event.type
-            or event.type.isspace()
+            or source_type.__class__ is not str
+            or not source_type
+            or source_type.isspace()
             or sequence.__class__ is not int
-            or sequence > _MAX_SAFE
+            or sequence > MAX_SAFE
         ):
             run = self._admit(event)
             if run is None:
@@ -370,7 +319,7 @@ class RunEventSemanticProjector:
         else:
             seen = self._seen.get(event_id)
             if seen is not None:
-                if seen == event:
+                if same_event(seen, event):
                     return []
                 raise SurfaceEventIdentityCollisionError(
                     f"RunEvent {event_id} was seen before with a different payload.",
@@ -382,17 +331,21 @@ class RunEventSemanticProjector:
                     f"{run.last_sequence}.",
                     details={"runId": event.run_id, "sequence": sequence},
                 )
-        source = event.data
-        if event.type == "model.text.delta" and source.__class__ is dict:
-            raw = cast(dict[str, Any], source)
-            delta = raw.get("delta")
+        source: Any = event.data
+        if (
+            source_type == "model.text.delta"
+            and source.__class__ is dict
+            and event.__class__ is DELTA_CLASS
+            and run.last_sequence  # a known run (a new one is registered by ``_commit``)
+        ):
+            delta = source.get("delta")
             # Runtime text deltas are {delta} or {delta, outputIndex}: nothing else to map.
             if delta.__class__ is str and (
-                len(raw) == 1 or (len(raw) == 2 and "outputIndex" in raw)
+                len(source) == 1 or (len(source) == 2 and "outputIndex" in source)
             ):
-                return self._text_delta(event, run, raw, cast(str, delta))
+                return self._text_delta(event, run, source, delta)
         raw = cast(dict[str, Any], source) if type(source) is dict else {}
-        redacted = self._redactor.redact(source)
+        redacted = self._redactor.redact(event.data)
         data: JsonObject = (
             cast(JsonObject, redacted) if type(redacted) is dict else {"value": redacted}
         )
@@ -428,25 +381,38 @@ class RunEventSemanticProjector:
     def _text_delta(
         self, event: RunEvent, run: RunState, raw: dict[str, Any], delta: str
     ) -> list[SurfaceSemanticEvent]:
-        """The hot path: a runtime text delta (one scan of the delta, one bounded append)."""
+        """The hot path: a runtime text delta of a known run (validated by ``project``)."""
         index = raw.get("outputIndex", 0)
         if index.__class__ is not int or index < 0:
             index = 0
-        if run.last_sequence:  # a known run: commit inline
-            seen = self._seen
-            order = self._order
-            seen[event.event_id] = event
-            order.append(event.event_id)
-            if len(order) > self._window_size:
-                del seen[order.popleft()]
-            run.last_sequence = event.sequence
-        else:
-            self._commit(event, run)
+        event_id = event.event_id
+        sequence = event.sequence
+        # Commit: the identity window keeps the delta's values (``delta_entry``, inlined).
+        seen = self._seen
+        order = self._order
+        seen[event_id] = (
+            sequence,
+            event.run_id,
+            run.parent_run_id,
+            run.trace_id,
+            run.span_id,
+            run.parent_span_id,
+            event.timestamp,
+            delta,
+            raw.get("outputIndex", MISSING),
+        )
+        order.append(event_id)
+        if len(order) > self._window_size:
+            del seen[order.popleft()]
+        run.last_sequence = sequence
         iteration = run.iteration
-        key = (iteration, index)
-        block = run.text.get(key)
-        if block is None:
-            block = run.text[key] = Snapshot(self._options.max_snapshot_chars)
+        block = run.delta_block
+        if block is None or run.delta_index != index:
+            block = run.text.get((iteration, index))
+            if block is None:
+                block = run.text[(iteration, index)] = Snapshot(self._options.max_snapshot_chars)
+            run.delta_block = block
+            run.delta_index = index
         # Hold back what could still be the start of a secret (see ``release_text``; inlined).
         held = block.held
         released = None if held else self._released.get(delta)
@@ -486,24 +452,25 @@ class RunEventSemanticProjector:
         }
         if block.offset:
             out["snapshotOffset"] = block.offset
-        return [
-            _build(
-                event.event_id,
-                "model.text.delta",
-                0,
-                event.sequence,
-                event.run_id,
-                event.parent_run_id,
-                event.trace_id,
-                event.span_id,
-                event.parent_span_id,
-                event.timestamp,
-                _TEXT_DELTA,
-                _TEXT,
-                "delta",
-                out,
-            )
-        ]
+        # ``build_unchecked`` inlined: the slots filled in place, then frozen (see types.py).
+        semantic: Any = _new(_Draft)
+        semantic.semantic_version = 1
+        semantic.source_event_id = event_id
+        semantic.source_type = "model.text.delta"
+        semantic.projection_index = 0
+        semantic.sequence = sequence
+        semantic.run_id = event.run_id
+        semantic.parent_run_id = run.parent_run_id
+        semantic.trace_id = run.trace_id
+        semantic.span_id = run.span_id
+        semantic.parent_span_id = run.parent_span_id
+        semantic.timestamp = event.timestamp
+        semantic.type = _TEXT_DELTA
+        semantic.category = _TEXT
+        semantic.phase = "delta"
+        semantic.data = out
+        semantic.__class__ = SurfaceSemanticEvent
+        return [semantic]
 
     def project_many(
         self, events: list[RunEvent] | tuple[RunEvent, ...]

@@ -20,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
 from typing import Any, Final, Literal, TypeAlias, cast
 
 import attrs
@@ -181,8 +180,38 @@ _TYPE_VALUES: Final = frozenset(member.value for member in SurfaceSemanticType)
 _CATEGORY_VALUES: Final = frozenset(member.value for member in SurfaceSemanticCategory)
 
 
+_FIELDS: Final = (
+    "semantic_version",
+    "source_event_id",
+    "source_type",
+    "projection_index",
+    "sequence",
+    "run_id",
+    "parent_run_id",
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "timestamp",
+    "type",
+    "category",
+    "phase",
+    "data",
+)
+
+
+class _SemanticSlots:
+    """The storage of :class:`SurfaceSemanticEvent` (private, mutable).
+
+    ``SurfaceSemanticEvent`` adds no slot of its own (attrs reuses these), so an instance of
+    this class filled by trusted code can become a frozen event by ``__class__`` assignment:
+    plain slot stores instead of fifteen ``object.__setattr__`` calls (see ``build_unchecked``).
+    """
+
+    __slots__ = (*_FIELDS, "__weakref__")
+
+
 @attrs.frozen(kw_only=True, slots=True)
-class SurfaceSemanticEvent:
+class SurfaceSemanticEvent(_SemanticSlots):
     """One semantic event (frozen; ``data`` is a plain dict owned by this event).
 
     Attributes:
@@ -244,31 +273,13 @@ class SurfaceSemanticEvent:
         )
 
 
-# The projector builds one event per delta: write the slots directly (the projector has
-# validated every field), as actoviq.events does for RunEvent. About 3x faster than __init__.
+# The projector builds one event per delta: it fills the slots of a ``_SemanticSlots`` (plain
+# stores, the projector has validated every field) and hands the instance over as a frozen
+# ``SurfaceSemanticEvent``, about 3x faster than the descriptor calls and 10x faster than the
+# validating ``__init__``. The public constructor keeps validating.
 _new = object.__new__
-
-
-def _slot(name: str) -> Callable[[SurfaceSemanticEvent, object], None]:
-    descriptor: Any = SurfaceSemanticEvent.__dict__[name]
-    return descriptor.__set__
-
-
-_set_semantic_version = _slot("semantic_version")
-_set_source_event_id = _slot("source_event_id")
-_set_source_type = _slot("source_type")
-_set_projection_index = _slot("projection_index")
-_set_sequence = _slot("sequence")
-_set_run_id = _slot("run_id")
-_set_parent_run_id = _slot("parent_run_id")
-_set_trace_id = _slot("trace_id")
-_set_span_id = _slot("span_id")
-_set_parent_span_id = _slot("parent_span_id")
-_set_timestamp = _slot("timestamp")
-_set_type = _slot("type")
-_set_category = _slot("category")
-_set_phase = _slot("phase")
-_set_data = _slot("data")
+_Draft = _SemanticSlots
+_Event = SurfaceSemanticEvent
 
 
 def build_unchecked(
@@ -288,22 +299,23 @@ def build_unchecked(
     data: JsonObject,
 ) -> SurfaceSemanticEvent:
     """Build an event WITHOUT checks: for callers that validated every field (the projector)."""
-    event = _new(SurfaceSemanticEvent)
-    _set_semantic_version(event, SEMANTIC_VERSION)
-    _set_source_event_id(event, source_event_id)
-    _set_source_type(event, source_type)
-    _set_projection_index(event, projection_index)
-    _set_sequence(event, sequence)
-    _set_run_id(event, run_id)
-    _set_parent_run_id(event, parent_run_id)
-    _set_trace_id(event, trace_id)
-    _set_span_id(event, span_id)
-    _set_parent_span_id(event, parent_span_id)
-    _set_timestamp(event, timestamp)
-    _set_type(event, type)
-    _set_category(event, category)
-    _set_phase(event, phase)
-    _set_data(event, data)
+    event: Any = _new(_Draft)
+    event.semantic_version = SEMANTIC_VERSION
+    event.source_event_id = source_event_id
+    event.source_type = source_type
+    event.projection_index = projection_index
+    event.sequence = sequence
+    event.run_id = run_id
+    event.parent_run_id = parent_run_id
+    event.trace_id = trace_id
+    event.span_id = span_id
+    event.parent_span_id = parent_span_id
+    event.timestamp = timestamp
+    event.type = type
+    event.category = category
+    event.phase = phase
+    event.data = data
+    event.__class__ = _Event
     return event
 
 

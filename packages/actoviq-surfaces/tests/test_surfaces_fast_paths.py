@@ -1,0 +1,135 @@
+"""The projector's per-delta fast paths behave exactly as the checked paths they shortcut.
+
+* ``build_unchecked`` (and the inlined copy on the text-delta path) gives an event equal to the
+  validating constructor's, frozen, hashable as before, copyable, picklable;
+* the identity window remembers a runtime text delta as a tuple of its values: an exact replay
+  is still dropped and any difference is still a collision, as ``RunEvent.__eq__`` decides;
+* the text block of the last delta is remembered per run: deltas to other blocks, a new model
+  call and the run's end never write into a stale block.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import weakref
+from typing import Any
+
+import attrs
+import pytest
+from surfaces_testkit import Stream
+
+from actoviq.events import RunEvent
+from actoviq.surfaces import (
+    RunEventSemanticProjector,
+    SurfaceEventIdentityCollisionError,
+    SurfaceEventValidationError,
+    SurfaceSemanticCategory,
+    SurfaceSemanticEvent,
+    SurfaceSemanticType,
+    surface_event_from_json,
+    surface_event_to_json,
+)
+from actoviq.surfaces.types import build_unchecked
+
+
+def _fields(event: SurfaceSemanticEvent) -> dict[str, Any]:
+    return {field.name: getattr(event, field.name) for field in attrs.fields(SurfaceSemanticEvent)}
+
+
+def _delta_semantic() -> SurfaceSemanticEvent:
+    stream = Stream("fast")
+    projector = RunEventSemanticProjector()
+    projector.project(stream.next("model.requested", {"turn": 1, "model": "p:m"}))
+    projector.project(stream.next("model.text.delta", {"delta": "one ", "outputIndex": 0}))
+    (semantic,) = projector.project(
+        stream.next("model.text.delta", {"delta": "two ", "outputIndex": 0})
+    )
+    return semantic
+
+
+@pytest.mark.parametrize("source", ["build_unchecked", "projector"])
+def test_trusted_construction_equals_the_validating_constructor(source: str) -> None:
+    if source == "projector":
+        event = _delta_semantic()
+    else:
+        event = build_unchecked(
+            "e1", "model.text.delta", 0, 3, "r1", None, "0" * 32, "1" * 16, None,
+            "2026-01-01T00:00:00.000Z", SurfaceSemanticType.TEXT_DELTA,
+            SurfaceSemanticCategory.TEXT, "delta", {"delta": "hi"},
+        )  # fmt: skip
+    checked = SurfaceSemanticEvent(**_fields(event))
+    assert type(event) is SurfaceSemanticEvent
+    assert event == checked and repr(event) == repr(checked)
+    assert surface_event_from_json(surface_event_to_json(event)) == event
+    assert pickle.loads(pickle.dumps(event)) == event
+    assert copy.deepcopy(event) == event and attrs.evolve(event) == event
+    assert weakref.ref(event)() is event
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        event.sequence = 99  # type: ignore[misc]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        del event.data  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        hash(event)  # data is a dict, as for an event built by the constructor
+
+
+def test_the_public_constructor_still_validates() -> None:
+    fields = _fields(_delta_semantic())
+    for change, field in (({"sequence": 0}, "sequence"), ({"type": "not.a.type"}, "type")):
+        changed: dict[str, Any] = {**fields, **change}
+        with pytest.raises(SurfaceEventValidationError, match=field):
+            SurfaceSemanticEvent(**changed)
+
+
+def _stream_with_delta(data: dict[str, Any]) -> tuple[RunEventSemanticProjector, RunEvent]:
+    stream = Stream("window")
+    projector = RunEventSemanticProjector()
+    projector.project(stream.next("model.requested", {"turn": 1, "model": "p:m"}))
+    event = stream.next("model.text.delta", data)
+    assert projector.project(event)
+    return projector, event
+
+
+@pytest.mark.parametrize("data", [{"delta": "a "}, {"delta": "a ", "outputIndex": 1}])
+def test_an_exact_replay_of_a_remembered_delta_is_dropped(data: dict[str, Any]) -> None:
+    projector, event = _stream_with_delta(data)
+    assert projector.project(event) == []
+    assert projector.project(attrs.evolve(event, data=dict(data))) == []  # equal, not identical
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"data": {"delta": "b "}},
+        {"data": {"delta": "a ", "outputIndex": 0}},  # an index the original did not carry
+        {"data": {"delta": "a ", "outputIndex": None}},
+        {"data": {"delta": "a ", "extra": 1}},
+        {"data": {"delta": "a "}, "type": "model.reasoning.delta"},
+        {"timestamp": "2030-01-01T00:00:00.000Z"},
+        {"sequence": 99},
+    ],
+)
+def test_any_difference_from_a_remembered_delta_is_a_collision(change: dict[str, Any]) -> None:
+    projector, event = _stream_with_delta({"delta": "a "})
+    with pytest.raises(SurfaceEventIdentityCollisionError):
+        projector.project(attrs.evolve(event, **change))
+
+
+def test_the_last_block_is_never_reused_for_another_block_call_or_run_end() -> None:
+    stream = Stream("blocks")
+    projector = RunEventSemanticProjector()
+
+    def snapshot(data: dict[str, Any]) -> object:
+        (semantic,) = projector.project(stream.next("model.text.delta", data))
+        return semantic.data["snapshot"]
+
+    projector.project(stream.next("model.requested", {"turn": 1, "model": "p:m"}))
+    assert snapshot({"delta": "a ", "outputIndex": 0}) == "a "
+    assert snapshot({"delta": "b ", "outputIndex": 1}) == "b "
+    assert snapshot({"delta": "c ", "outputIndex": 0}) == "a c "
+    assert snapshot({"delta": "d "}) == "a c d "  # no index is block 0
+    projector.project(stream.next("model.requested", {"turn": 2, "model": "p:m"}))
+    assert snapshot({"delta": "e ", "outputIndex": 0}) == "e "
+    projector.project(stream.next("run.interrupted", {}))
+    projector.project(stream.next("run.resumed", {}))
+    assert snapshot({"delta": "f ", "outputIndex": 0}) == "f "
