@@ -25,6 +25,7 @@ __all__ = [
     "Semantic",
     "flush_held",
     "map_source_event",
+    "provider_event_view",
     "redact_piece",
     "release_text",
 ]
@@ -450,6 +451,57 @@ def map_source_event(
     return _terminal_or_extension(source_type, data, run, options)
 
 
+# Raw provider stream events (``model.provider.event``, an opt-in of the runtime) carry the
+# model's output in pieces under provider-specific keys (``delta``, ``text``, ``content``,
+# ``partial_json``…). A secret split across two of them is whole in neither, so no per-event scan
+# can find it, and unlike the normalised text deltas they are not cut at secret-safe points.
+# Their surface view keeps the structure (numbers, booleans, and the strings under the
+# structural keys below) and withholds every other string: the replacement text stands in.
+_STRUCTURAL_KEYS: Final = frozenset(
+    {
+        "callid",
+        "contentindex",
+        "event",
+        "finishreason",
+        "id",
+        "index",
+        "itemid",
+        "messageid",
+        "model",
+        "name",
+        "object",
+        "outputindex",
+        "provider",
+        "responseid",
+        "role",
+        "sequencenumber",
+        "status",
+        "stopreason",
+        "summaryindex",
+        "tooluseid",
+        "type",
+    }
+)
+
+
+def _structural(key: str) -> bool:
+    return key.lower().replace("_", "").replace("-", "") in _STRUCTURAL_KEYS
+
+
+def provider_event_view(value: JsonValue, replacement: str, keep: bool = True) -> JsonValue:
+    """The surface view of a (redacted) raw provider event: content strings withheld."""
+    if type(value) is str:
+        return value if keep or not value else replacement
+    if type(value) is dict:
+        return {
+            key: provider_event_view(child, replacement, _structural(key))
+            for key, child in cast(JsonObject, value).items()
+        }
+    if type(value) is list:
+        return [provider_event_view(child, replacement, keep) for child in value]
+    return value
+
+
 def _terminal_or_extension(
     source_type: str, data: JsonObject, run: RunState, options: MappingOptions
 ) -> list[Semantic]:
@@ -478,5 +530,8 @@ def _terminal_or_extension(
         return [(T.TERMINAL, C.TERMINAL, status, {**data, "status": status}), *_usage(data, "run")]
     if not options.include_extensions:
         return []
+    if source_type == "model.provider.event":
+        replacement = options.redactor.policy.replacement
+        data = cast(JsonObject, provider_event_view(data, replacement))
     out: dict[str, Any] = {"producerType": source_type, **data}
     return [(T.EXTENSION, C.EXTENSION, "event", out)]
