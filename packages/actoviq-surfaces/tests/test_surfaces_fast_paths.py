@@ -133,3 +133,18 @@ def test_the_last_block_is_never_reused_for_another_block_call_or_run_end() -> N
     projector.project(stream.next("run.interrupted", {}))
     projector.project(stream.next("run.resumed", {}))
     assert snapshot({"delta": "f ", "outputIndex": 0}) == "f "
+
+
+def test_checked_and_fast_paths_agree_on_one_block() -> None:
+    # The first delta of an unknown run takes the checked path (it registers the run); the
+    # next ones take the fast path. Both feed one snapshot and one identity window.
+    stream = Stream("paths")
+    projector = RunEventSemanticProjector()
+    first = stream.next("model.text.delta", {"delta": "one "})
+    second = stream.next("model.text.delta", {"delta": "two "})
+    assert [s.data["snapshot"] for s in projector.project(first)] == ["one "]
+    assert [s.data["snapshot"] for s in projector.project(second)] == ["one two "]
+    assert projector.project(first) == [] and projector.project(second) == []
+    for event in (first, second):
+        with pytest.raises(SurfaceEventIdentityCollisionError):
+            projector.project(attrs.evolve(event, data={"delta": "other "}))

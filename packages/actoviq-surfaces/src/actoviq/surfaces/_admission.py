@@ -51,13 +51,16 @@ def delta_entry(event: RunEvent, data: Mapping[str, Any]) -> tuple[Any, ...]:
     The projector's hot path builds the same tuple inline (from the run's trace context, equal
     to the event's once validated).
     """
-    return (
-        event.sequence,
+    envelope = (
         event.run_id,
         event.parent_run_id,
         event.trace_id,
         event.span_id,
         event.parent_span_id,
+    )
+    return (
+        envelope,
+        event.sequence,
         event.timestamp,
         data["delta"],
         data.get("outputIndex", MISSING),

@@ -131,6 +131,7 @@ class RunState:
         "arguments",
         "delta_block",
         "delta_index",
+        "envelope",
         "iteration",
         "last_sequence",
         "parent_run_id",
@@ -148,6 +149,9 @@ class RunState:
         # The same four values, unpacked for the per-event comparison on the hot path.
         self.parent_run_id, self.trace_id, self.span_id, self.parent_span_id = trace
         self.last_sequence = 0
+        # ``(runId, parentRunId, traceId, spanId, parentSpanId)``: shared by the identity-window
+        # entries of the run's text deltas (set when the projector registers the run).
+        self.envelope: tuple[str | None, ...] = ()
         self.iteration = 0
         self.text: dict[tuple[int, object], Snapshot] = {}
         self.reasoning: dict[tuple[int, object], Snapshot] = {}

@@ -78,6 +78,7 @@ DEFAULT_MAX_RUNS: Final = 4096
 """How many runs a projector keeps validation state for (oldest forgotten first)."""
 
 _new = object.__new__
+_ONE: Final = 1
 # The envelope classes whose fields are plain attributes: ``RunEvent`` and the catalogue's typed
 # subclasses the runtime emits (they add no fields or properties). Any other subclass takes the
 # checked path.
@@ -267,6 +268,7 @@ class RunEventSemanticProjector:
             del runs[oldest]
             self._children.pop(oldest, None)
         runs[run_id] = run
+        run.envelope = (run_id, *run.trace)
         parent_run_id = event.parent_run_id
         if parent_run_id is not None:
             self._children.setdefault(parent_run_id, set()).add(run_id)
@@ -285,6 +287,37 @@ class RunEventSemanticProjector:
             SurfaceEventIdentityCollisionError: a known ``eventId`` with another payload.
             RedactionError: the data cannot be redacted (nothing is delivered or remembered).
         """
+        if event.__class__ is DELTA_CLASS:
+            # The hot path: a runtime text delta of a known run whose (already validated) trace
+            # context it repeats. Any other case, or any doubt, takes the checked path below.
+            run_id = event.run_id
+            run = self._runs.get(run_id) if run_id.__class__ is str else None
+            source: Any = event.data
+            event_id: Any = event.event_id
+            sequence: Any = event.sequence
+            if (
+                run is not None
+                and sequence.__class__ is int
+                and run.last_sequence < sequence <= MAX_SAFE
+                and event.trace_id == run.trace_id
+                and event.span_id == run.span_id
+                and event.parent_run_id == run.parent_run_id
+                and event.parent_span_id == run.parent_span_id
+                and event.schema_version is _ONE  # the int 1 itself (else: the checked path)
+                and event.type == "model.text.delta"
+                and event_id.__class__ is str
+                and event_id
+                and not event_id.isspace()
+                and source.__class__ is dict
+                and event_id not in self._seen
+            ):
+                raw: dict[str, Any] = source
+                delta: Any = raw.get("delta")
+                # Runtime text deltas are {delta} or {delta, outputIndex}: nothing else to map.
+                if delta.__class__ is str and (
+                    len(raw) == 1 or (len(raw) == 2 and "outputIndex" in raw)
+                ):
+                    return self._text_delta(event, run, raw, delta)
         if event.__class__ in _ENVELOPES:
             run_id = event.run_id
             run = self._runs.get(run_id) if run_id.__class__ is str else None
@@ -331,19 +364,7 @@ class RunEventSemanticProjector:
                     f"{run.last_sequence}.",
                     details={"runId": event.run_id, "sequence": sequence},
                 )
-        source: Any = event.data
-        if (
-            source_type == "model.text.delta"
-            and source.__class__ is dict
-            and event.__class__ is DELTA_CLASS
-            and run.last_sequence  # a known run (a new one is registered by ``_commit``)
-        ):
-            delta = source.get("delta")
-            # Runtime text deltas are {delta} or {delta, outputIndex}: nothing else to map.
-            if delta.__class__ is str and (
-                len(source) == 1 or (len(source) == 2 and "outputIndex" in source)
-            ):
-                return self._text_delta(event, run, source, delta)
+        source = event.data
         raw = cast(dict[str, Any], source) if type(source) is dict else {}
         redacted = self._redactor.redact(event.data)
         data: JsonObject = (
@@ -391,12 +412,8 @@ class RunEventSemanticProjector:
         seen = self._seen
         order = self._order
         seen[event_id] = (
+            run.envelope,
             sequence,
-            event.run_id,
-            run.parent_run_id,
-            run.trace_id,
-            run.span_id,
-            run.parent_span_id,
             event.timestamp,
             delta,
             raw.get("outputIndex", MISSING),
