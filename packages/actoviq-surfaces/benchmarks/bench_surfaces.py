@@ -19,6 +19,9 @@ Each scenario runs ``--repeat`` times, interleaved, and the median is reported. 
 ``(scenario - consumer) / consumer`` on process CPU time (the stable figure on a shared machine)
 and on wall time. Target (issue 16): projection adds at most 25 % to the consumer's time.
 
+Projector alone: ``--n`` text deltas stamped by a sequencer beforehand, then projected (best of
+5, process CPU time per delta): the projector's own cost without the runtime around it.
+
 Memory: ``--memory-n`` deltas of one run are projected (events stamped by a sequencer, results
 dropped as a renderer would); RSS is sampled after 100,000 deltas and at the end. Target: flat.
 
@@ -164,6 +167,24 @@ async def _consume(n: int, scenario: str, burst: int) -> dict[str, float]:
     return {"wall": wall, "cpu": cpu, "items": events}
 
 
+def _alone(n: int, repeat: int = 5) -> float:
+    """CPU microseconds per delta of the projector over pre-built events (best of ``repeat``)."""
+    best = float("inf")
+    for _ in range(repeat):
+        sequencer = RunEventSequencer(create_root_trace_context("alone"))
+        events = [sequencer.next("model.requested", {"turn": 1, "model": "p:m"})]
+        events += [
+            sequencer.next("model.text.delta", {"delta": WORDS[index % 10], "outputIndex": 0})
+            for index in range(n)
+        ]
+        project = RunEventSemanticProjector().project
+        cpu = time.process_time()
+        for event in events:
+            project(event)
+        best = min(best, time.process_time() - cpu)
+    return round(best / n * 1e6, 3)
+
+
 def _memory(n: int) -> dict[str, Any]:
     process = psutil.Process()
     sequencer = RunEventSequencer(create_root_trace_context("memory"))
@@ -238,6 +259,7 @@ def main() -> int:
             "met_by_shape": {shape: value <= 0.25 for shape, value in overheads.items()},
         },
         "memory": memory,
+        "projector_alone_cpu_microseconds_per_delta": _alone(args.n),
         "repeat": args.repeat,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
