@@ -290,3 +290,41 @@ async def test_a_sub_budget_is_checked_against_what_the_parent_has_left() -> Non
     with pytest.raises(BudgetExceededError):
         await child.budget.record_usage(Usage(total_tokens=21))
     assert (await root.budget.snapshot()).total_tokens_used == 101
+
+
+def test_a_wide_tree_links_its_children_with_one_listener_and_aborts_them_all() -> None:
+    tree = _tree()
+    outside = AbortController()
+    root = tree.create_root(services=SERVICES, run_id="root", signal=outside.signal)
+    children = [tree.derive_child(root, f"c{index:02d}") for index in range(40)]
+    grandchild = tree.derive_child(children[3], "g")
+    assert root.signal.listener_count == 1  # one link for every child, not one each
+    assert children[3].signal.listener_count == 1
+    tree.complete("c00")  # pruned: no longer linked
+    assert tree.scope("c00") is None
+    reason = RuntimeError("host stop")
+    outside.abort(reason)
+    assert all(child.signal.reason is reason for child in children[1:])
+    assert grandchild.signal.reason is reason
+    assert not children[0].signal.aborted
+    late = tree.derive_child(root, "late")  # a child of an aborted parent is born aborted
+    assert late.signal.reason is reason
+
+
+async def test_a_child_keeps_its_parents_deadline_when_the_root_was_made_without_a_loop() -> None:
+    tree = _tree()
+    deadline = time.time() * 1000 + 30
+    holder: list[Any] = []
+
+    def outside_the_loop() -> None:
+        holder.append(tree.create_root(services=SERVICES, deadline=deadline))
+
+    await asyncio.get_running_loop().run_in_executor(None, outside_the_loop)
+    child = tree.derive_child(holder[0])  # same deadline, but nothing armed above it
+    narrower = tree.derive_child(child, narrow=ScopeNarrowing(deadline=deadline - 10))
+    fired = asyncio.Event()
+    child.signal.add_listener(lambda reason: fired.set())
+    async with asyncio.timeout(2):
+        await fired.wait()
+    assert isinstance(child.signal.reason, OrchestrationDeadlineExceededError)
+    assert narrower.signal.aborted

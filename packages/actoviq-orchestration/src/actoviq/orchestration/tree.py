@@ -81,15 +81,40 @@ class RunTreeNodeInfo:
 
 
 class _Node:
-    __slots__ = ("children", "completed", "controller", "disposers", "parent", "scope")
+    __slots__ = (
+        "children",
+        "completed",
+        "controller",
+        "disposers",
+        "fans_out",
+        "parent",
+        "scope",
+        "timed",
+    )
 
     def __init__(self, scope: OrchestrationScope, controller: AbortController, parent: str | None):
         self.scope = scope
         self.controller = controller
         self.parent = parent
-        self.children: set[str] = set()
+        self.children: dict[str, _Node] = {}  # live children in creation order
         self.completed = False
+        self.fans_out = False  # one listener on this node's signal aborts every child
+        self.timed = False  # its deadline is enforced (a timer armed here or on an ancestor)
         self.disposers: list[Callable[[], object]] = []
+
+    def adopt_child(self, child: _Node) -> None:
+        """Link ``child``'s controller to this node's signal (no listener per child)."""
+        self.children[child.scope.run_id] = child
+        signal = self.controller.signal
+        if signal.aborted:
+            child.controller.abort(signal.reason)
+        elif not self.fans_out:
+            self.fans_out = True
+            self.disposers.append(signal.add_listener(self._abort_children))
+
+    def _abort_children(self, reason: object) -> None:
+        for child in list(self.children.values()):  # creation order, each cascades below it
+            child.controller.abort(reason)
 
     def dispose(self) -> None:
         for disposer in self.disposers:
@@ -102,23 +127,27 @@ def _boundary(
     controller: AbortController,
     parent: AbortSignal | None,
     deadline: float | None,
-) -> None:
-    """Link ``controller`` to ``parent`` and arm the deadline timer (disposers collected)."""
+) -> bool:
+    """Link ``controller`` to ``parent`` and arm the deadline timer (disposers collected).
+
+    Returns whether the deadline is enforced (a timer armed, or already aborted).
+    """
     if parent is not None:
         node_disposers.append(parent.add_listener(controller.abort))
     if deadline is None or controller.signal.aborted:
-        return
+        return controller.signal.aborted
     delay = max(0.0, deadline - time.time() * 1000) / 1000.0
     reason = OrchestrationDeadlineExceededError("Orchestration deadline exceeded.")
     if delay == 0.0:
         controller.abort(reason)
-        return
+        return True
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        return  # no loop yet: ChildRunner still refuses to start a child past the deadline
+        return False  # no loop yet: ChildRunner still refuses to start a child past the deadline
     handle = loop.call_later(delay, controller.abort, reason)
     node_disposers.append(handle.cancel)
+    return True
 
 
 class RunTree:
@@ -197,7 +226,7 @@ class RunTree:
             metadata=frozen,
         )
         node = _Node(scope, controller, None)
-        _boundary(node.disposers, controller, signal, deadline)
+        node.timed = _boundary(node.disposers, controller, signal, deadline)
         self._nodes[run_id] = node
         return scope
 
@@ -207,7 +236,7 @@ class RunTree:
             return
         controller = AbortController()
         node = _Node(attrs.evolve(scope, signal=controller.signal), controller, None)
-        _boundary(node.disposers, controller, scope.signal, scope.deadline)
+        node.timed = _boundary(node.disposers, controller, scope.signal, scope.deadline)
         self._nodes[scope.run_id] = node
 
     def derive_child(
@@ -226,10 +255,12 @@ class RunTree:
         """
         child_run_id = child_run_id if child_run_id is not None else self.new_run_id()
         values = narrow_scope_values(parent, narrow)
-        self.adopt(parent)
+        parent_node = self._nodes.get(parent.run_id)
+        if parent_node is None:
+            self.adopt(parent)
+            parent_node = self._nodes[parent.run_id]
         if child_run_id in self._nodes:
             raise RunTreeConflictError(f'Run tree already contains child "{child_run_id}".')
-        parent_node = self._nodes[parent.run_id]
         controller = AbortController()
         scope = OrchestrationScope(
             run_id=child_run_id,
@@ -241,9 +272,13 @@ class RunTree:
             **values,
         )
         node = _Node(scope, controller, parent.run_id)
-        _boundary(node.disposers, controller, parent_node.controller.signal, scope.deadline)
+        parent_node.adopt_child(node)
+        if scope.deadline is not None:
+            if scope.deadline == parent.deadline and parent_node.timed:
+                node.timed = True  # the parent's timer aborts it through the link
+            else:
+                node.timed = _boundary(node.disposers, controller, None, scope.deadline)
         self._nodes[child_run_id] = node
-        parent_node.children.add(child_run_id)
         return scope
 
     def cancel_tree(self, run_id: str, reason: object = None) -> None:
@@ -277,7 +312,7 @@ class RunTree:
             parent = self._nodes.get(entry.parent) if entry.parent is not None else None
             if parent is None:
                 return
-            parent.children.discard(current)
+            parent.children.pop(current, None)
             current = entry.parent
 
     def inspect(self) -> list[RunTreeNodeInfo]:
