@@ -21,6 +21,7 @@ from actoviq.orchestration import (
     ChildRunError,
     ChildRunner,
     ChildScopeError,
+    ConcurrencyController,
     InMemoryBudgetLedger,
     RunTree,
     ScopeNarrowing,
@@ -450,3 +451,27 @@ def test_run_errors_keep_their_code_in_the_outcome() -> None:
     assert error.to_json() == {"name": "RunError", "message": "x", "code": "MAX_TURNS_EXCEEDED"}
     assert ChildError.of("plain").to_json() == {"name": "Error", "message": "plain"}
     assert ChildError.of(ToolCallItem).name == "Error"
+
+
+async def test_many_children_share_the_permits_and_give_every_one_back() -> None:
+    """Children take free permits at once and queue for the rest: never more than the capacity
+    run, every permit comes back whether the child completed, failed or was cancelled."""
+    turns: list[Any] = [ScriptedTurn(text="ok", usage=usage(2)) for _ in range(29)]
+    turns[7] = ProviderResponseError("down", provider_id="worker")
+    permits = ConcurrencyController(3)
+    async with runtime_for(script("worker", turns)) as runtime:
+        runner = ChildRunner(runtime)
+        root = runner.create_root(concurrency=permits)
+        doomed = runner.tree.derive_child(root, "doomed")
+        runner.tree.cancel_tree("doomed")
+        outcomes = await asyncio.gather(
+            *(
+                runner.run(root, agent("worker"), f"q{index}", failure_policy=COLLECT)
+                for index in range(29)
+            ),
+            runner.run(doomed, agent("worker"), "never", failure_policy=COLLECT),
+        )
+    statuses = sorted(outcome.status for outcome in outcomes)
+    assert statuses == ["cancelled"] + ["completed"] * 28 + ["failed"]
+    assert permits.peak == 3 and permits.active == 0 and permits.pending == 0
+    assert (await root.budget.snapshot()).total_tokens_used == 2 * 28

@@ -386,11 +386,15 @@ class InMemoryBudgetLedger:
         if limits.max_child_runs is not None and self._runs >= limits.max_child_runs:
             raise _runs_error(limits.max_child_runs)
 
-    async def claim_child(self, depth: int) -> None:
-        """See :class:`BudgetLedger`."""
+    def claim_child_now(self, depth: int) -> None:
+        """:meth:`claim_child`, synchronously (the in-memory ledger never waits)."""
         with self._lock:
             self.check_child(depth)
             self._runs += 1
+
+    async def claim_child(self, depth: int) -> None:
+        """See :class:`BudgetLedger`."""
+        self.claim_child_now(depth)
 
     def check_reserve(self, tokens: int, cost_usd: float) -> None:
         """Raise what :meth:`reserve` would raise, without holding anything."""
@@ -441,6 +445,12 @@ class InMemoryBudgetLedger:
         self, usage: Usage, *, reservation: BudgetReservation | None = None
     ) -> None:
         """See :class:`BudgetLedger`."""
+        self.record_usage_now(usage, reservation=reservation)
+
+    def record_usage_now(
+        self, usage: Usage, *, reservation: BudgetReservation | None = None
+    ) -> None:
+        """:meth:`record_usage`, synchronously (recorded before any limit error)."""
         with self._lock:
             self._drop(reservation)
             self._tokens += usage.total_tokens

@@ -35,7 +35,7 @@ from actoviq.core import (
     Usage,
 )
 from actoviq.events import EventEmitter, RunEvent
-from actoviq.orchestration.budget import BudgetReservation
+from actoviq.orchestration.budget import BudgetReservation, InMemoryBudgetLedger
 from actoviq.orchestration.child_support import (
     InjectedMetadata,
     agent_tools,
@@ -168,7 +168,7 @@ class ChildRunner:
             "run_id": scope.run_id,
             "trace": scope.trace,
         }
-        remaining = scope.remaining_ms(time.time() * 1000)
+        remaining = None if scope.deadline is None else scope.remaining_ms(time.time() * 1000)
         if remaining is not None:
             options["limits"] = RunLimitsPatch(run_deadline_ms=max(1, math.ceil(remaining)))
         if session_history is not None and session_id is not None:
@@ -327,7 +327,11 @@ class ChildRunner:
         if node is not None and node.run_id == parent.run_id:
             node.child_run_ids.append(scope.run_id)
         try:
-            await scope.budget.claim_child(scope.depth)
+            budget = scope.budget
+            if type(budget) is InMemoryBudgetLedger:
+                budget.claim_child_now(scope.depth)  # no coroutine for the in-memory ledger
+            else:
+                await budget.claim_child(scope.depth)
             reservation = None
             if reserve_tokens or reserve_cost_usd:
                 reservation = await scope.budget.reserve(
@@ -362,7 +366,11 @@ class ChildRunner:
         idempotency_key: str | None,
         attempt: int,
     ) -> dict[str, Any]:
-        snapshot = await scope.budget.snapshot()
+        budget = scope.budget
+        if type(budget) is InMemoryBudgetLedger:
+            snapshot = budget.snapshot_now()
+        else:
+            snapshot = await budget.snapshot()
         injected = self._injected.build(scope, snapshot, effect, idempotency_key, attempt)
         return {**(metadata or {}), "orchestration": injected}
 
@@ -391,23 +399,35 @@ class ChildRunner:
         for attempt in range(1, policy.attempts + 1):
             await self._emit_child(scope, agent, "orchestration.child.started", attempt, mode)
             try:
-                result = await self._attempt(
+                options = self._run_options(
                     scope,
-                    agent,
-                    input,
-                    self._run_options(
-                        scope,
-                        session_id=session_id,
-                        context=context,
-                        metadata=await self._metadata(
-                            scope, metadata, effect, idempotency_key, attempt
-                        ),
-                        session_history=session_history,
-                        sequence=sequence,
+                    session_id=session_id,
+                    context=context,
+                    metadata=await self._metadata(
+                        scope, metadata, effect, idempotency_key, attempt
                     ),
-                    reservation if attempt == 1 else None,
-                    on_event,
+                    session_history=session_history,
+                    sequence=sequence,
                 )
+                # The attempt, inlined (one coroutine less on the path every child waits on);
+                # the permit without its context manager: a free one is taken without awaiting.
+                permits = scope.concurrency
+                lease = permits._acquire_now(scope.run_id, scope.signal)  # pyright: ignore[reportPrivateUsage]
+                if lease is None:
+                    lease = await permits._acquire(scope.run_id, scope.lineage, scope.signal)  # pyright: ignore[reportPrivateUsage]
+                try:
+                    if on_event is None:
+                        result = await self.runtime.run(agent, input, **options)
+                    else:
+                        result = await self._streamed(agent, input, options, on_event)
+                finally:
+                    permits._release(lease)  # pyright: ignore[reportPrivateUsage]
+                budget = scope.budget
+                held = reservation if attempt == 1 else None
+                if type(budget) is InMemoryBudgetLedger:
+                    budget.record_usage_now(result.usage, reservation=held)
+                else:
+                    await budget.record_usage(result.usage, reservation=held)
             except BudgetExceededError as error:
                 last_error = error  # usage is recorded; a budget error is never retried
                 break
@@ -447,25 +467,17 @@ class ChildRunner:
             return failed
         raise ChildRunError(scope.run_id, attempt, last_error)
 
-    async def _attempt(
+    async def _streamed(
         self,
-        scope: OrchestrationScope,
         agent: AgentSpec[Any, Any],
         input: AgentInput,
         options: Mapping[str, Any],
-        reservation: BudgetReservation | None,
-        on_event: EventCallback | None,
+        on_event: EventCallback,
     ) -> RunResult[Any]:
-        async with scope.concurrency.permit(scope.run_id, scope.lineage, signal=scope.signal):
-            if on_event is None:
-                result = await self.runtime.run(agent, input, **options)
-            else:
-                async with self.runtime.stream(agent, input, **options) as handle:
-                    async for event in handle:
-                        await on_event(event)
-                    result = await handle.result()
-        await scope.budget.record_usage(result.usage, reservation=reservation)
-        return result
+        async with self.runtime.stream(agent, input, **options) as handle:
+            async for event in handle:
+                await on_event(event)
+            return await handle.result()
 
     async def _emit_child(
         self,

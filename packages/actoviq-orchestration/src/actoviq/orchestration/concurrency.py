@@ -146,10 +146,6 @@ class ConcurrencyController:
         """Permits currently lent to a descendant."""
         return self._loans
 
-    def _take(self) -> None:
-        self._active += 1
-        self._peak = max(self._peak, self._active)
-
     def _lender_for(self, ancestors: Sequence[str]) -> _Lease | None:
         leases = self._leases
         for run_id in reversed(ancestors):
@@ -190,9 +186,11 @@ class ConcurrencyController:
         async with self.permit(run_id, ancestors, signal=signal):
             return await operation()
 
-    async def _acquire(
-        self, run_id: str, ancestors: Sequence[str], signal: AbortSignal | None
-    ) -> _Lease:
+    def _acquire_now(self, run_id: str, signal: AbortSignal | None) -> _Lease | None:
+        """The fast path of :meth:`_acquire`: a free permit with nobody waiting, else None.
+
+        Raises what :meth:`_acquire` raises before it would wait (aborted, already held).
+        """
         if signal is not None and signal.aborted:
             signal.throw_if_aborted()
         if run_id in self._leases:
@@ -200,8 +198,20 @@ class ConcurrencyController:
                 f'Run "{run_id}" already holds a concurrency permit.', details={"runId": run_id}
             )
         if self._active < self._capacity and not self._live:
-            self._take()
-            return self._register(_Lease(run_id, None))
+            self._active += 1
+            if self._active > self._peak:
+                self._peak = self._active
+            lease = _Lease(run_id, None)
+            self._leases[run_id] = lease
+            return lease
+        return None
+
+    async def _acquire(
+        self, run_id: str, ancestors: Sequence[str], signal: AbortSignal | None
+    ) -> _Lease:
+        lease = self._acquire_now(run_id, signal)
+        if lease is not None:
+            return lease
         lender = self._lender_for(ancestors)
         if lender is not None and lender.lent_to is None:
             return self._lend(lender, run_id)
