@@ -221,3 +221,42 @@ async def test_durable_runs_keep_collected_failures_and_race_losers() -> None:
     assert restored.error.message == "reviewer unavailable"
     assert stored.statuses["slow"] == "cancelled"
     assert log == ["slow:start", "slow:cancelled"]
+
+
+class _AsyncCallable:
+    """An awaitable-returning callable object (not an ``async def``): awaited like one."""
+
+    async def __call__(self, ctx: NodeContext) -> str:
+        return f"{ctx.node_id}:object"
+
+
+async def test_async_sync_and_callable_nodes_feed_joins_through_plain_and_routed_edges() -> None:
+    async def fetch(ctx: NodeContext) -> str:
+        return f"{ctx.node_id}:{ctx.input}"
+
+    def failing(ctx: NodeContext) -> str:
+        raise ValueError("sync boom")
+
+    nodes = [
+        WorkflowNode(id="a", execute=fetch),
+        WorkflowNode(id="b", execute=lambda ctx: f"{ctx.node_id}:sync"),
+        WorkflowNode(id="c", execute=_AsyncCallable()),
+        WorkflowNode(id="d", execute=failing, failure_policy="collect"),
+        WorkflowNode(id="e", execute=fetch),
+        WorkflowNode(id="join", reduce=lambda ctx: dict(ctx.inputs)),
+        WorkflowNode(id="routed_out", reduce=lambda ctx: "never"),
+    ]
+    edges = [WorkflowEdge(source=n, target="join") for n in ("a", "b", "c", "d")]
+    edges.append(WorkflowEdge(source="e", target="join", when=lambda route: True))
+    edges.append(WorkflowEdge(source="a", target="routed_out", when=lambda route: False))
+    graph = WorkflowGraph(nodes=nodes, edges=edges)
+    result = await graph.execute(input="x", scope=_scope(), max_concurrency=2)
+    joined = result.outputs["join"]
+    assert {k: v for k, v in joined.items() if k != "d"} == {
+        "a": "a:x",
+        "b": "b:sync",
+        "c": "c:object",
+        "e": "e:x",
+    }
+    assert isinstance(joined["d"], WorkflowNodeFailure)
+    assert result.statuses["d"] == "failed" and result.statuses["routed_out"] == "skipped"

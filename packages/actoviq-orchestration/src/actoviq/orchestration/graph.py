@@ -185,6 +185,12 @@ class WorkflowGraph:
                     f'Workflow reducer "{node_id}" requires at least one predecessor.'
                 )
         self._order = _topological(self._nodes, self._edges)
+        # Nodes whose function is ``async def``: their task runs its coroutine directly.
+        self._coroutine_nodes = frozenset(
+            node_id
+            for node_id, node in self._nodes.items()
+            if inspect.iscoroutinefunction(node.execute or node.reduce)
+        )
 
     @property
     def id(self) -> str:
@@ -235,6 +241,7 @@ class WorkflowGraph:
 
 
 _SETTLED: Final = frozenset({"completed", "skipped", "failed", "cancelled"})
+_NO_OUTPUTS: Final[Mapping[str, Any]] = MappingProxyType({})  # read-only: one for every node
 _PRODUCED: Final = frozenset({"completed", "failed"})  # a collected failure feeds its successors
 
 
@@ -265,6 +272,7 @@ class _Execution:
         self.status: dict[str, WorkflowNodeStatus] = dict.fromkeys(order, "pending")
         self.outputs: dict[str, Any] = {}
         self.incoming: dict[str, list[WorkflowEdge]] = graph._incoming  # pyright: ignore[reportPrivateUsage]
+        self.coroutine_nodes: frozenset[str] = graph._coroutine_nodes  # pyright: ignore[reportPrivateUsage]
         self.waiting = {node: len(self.incoming[node]) for node in order}
         self.outgoing: dict[str, list[WorkflowEdge]] = {node: [] for node in order}
         for edge in graph.edges:
@@ -282,10 +290,18 @@ class _Execution:
 
     def _ordered_outputs(self) -> Mapping[str, Any]:
         if not self.outputs:
-            return MappingProxyType({})
+            return _NO_OUTPUTS
         return MappingProxyType(
             {node: self.outputs[node] for node in self.order if node in self.outputs}
         )
+
+    def _plain_edge(self, edge: WorkflowEdge) -> bool:
+        """:meth:`_edge` of an edge without ``when`` (no coroutine: a join may have hundreds)."""
+        key = (edge.source, edge.target)
+        known = self.edges.get(key)
+        if known is None:
+            known = self.edges[key] = self.status[edge.source] in _PRODUCED
+        return known
 
     async def _edge(self, edge: WorkflowEdge) -> bool:
         """Whether ``edge`` is active (its source produced and ``when`` holds), decided once."""
@@ -317,7 +333,10 @@ class _Execution:
         if self.status[node_id] != "pending":
             return
         incoming = self.incoming[node_id]
-        flags = [await self._edge(edge) for edge in incoming]
+        flags = [
+            self._plain_edge(edge) if edge.when is None else await self._edge(edge)
+            for edge in incoming
+        ]
         node = self.nodes[node_id]
         if not incoming:
             ready = True
@@ -379,7 +398,7 @@ class _Execution:
             if self.status[node_id] != "ready":
                 continue  # a first-join cancelled it before it started
             node = self.nodes[node_id]
-            inputs: Mapping[str, Any] = MappingProxyType({})
+            inputs: Mapping[str, Any] = _NO_OUTPUTS
             if node.reduce is not None:
                 first = node.activation == "first"  # a race join sees its winner(s) only
                 inputs = MappingProxyType(
@@ -400,7 +419,12 @@ class _Execution:
             )
             fn = node.execute if node.execute is not None else node.reduce
             assert fn is not None
-            run = _call(fn, context) if not self.events.enabled else self._observed(node, context)
+            if self.events.enabled:
+                run = self._observed(node, context)
+            elif node_id in self.coroutine_nodes:
+                run = fn(context)  # one coroutine less than _call
+            else:
+                run = _call(fn, context)
             task = asyncio.get_running_loop().create_task(run)
             task.add_done_callback(self._done)
             self.running[task] = node_id
@@ -497,7 +521,8 @@ class _Execution:
                 if self.waiting[node_id] == 0:
                     await self._decide(node_id)
             await self._propagate()
-            await self._announce_skipped()
+            if self.skipped:
+                await self._announce_skipped()
             while True:
                 self._start()
                 if not self.running:
@@ -510,7 +535,8 @@ class _Execution:
                     continue
                 self._settle(node_id, task)
                 await self._propagate()
-                await self._announce_skipped()
+                if self.skipped:
+                    await self._announce_skipped()
         except BaseException as error:
             failure = error
             raise
