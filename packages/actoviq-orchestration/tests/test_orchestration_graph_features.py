@@ -4,6 +4,7 @@ failure policy, parallel ready nodes, and both inside durable runs."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 from typing import Any
 
 import pytest
@@ -237,8 +238,21 @@ async def test_async_sync_and_callable_nodes_feed_joins_through_plain_and_routed
     def failing(ctx: NodeContext) -> str:
         raise ValueError("sync boom")
 
+    def marked(ctx: NodeContext) -> Any:  # a sync function that returns an awaitable
+        return fetch(ctx)
+
+    def marked_raising(ctx: NodeContext) -> Any:
+        raise ValueError("raised before any await")
+
+    # 3.12+: inspect counts these as coroutine functions; they still run as plain calls.
+    def unmarked(fn: Any) -> Any:
+        return fn
+
+    mark: Any = getattr(inspect, "markcoroutinefunction", unmarked)
     nodes = [
         WorkflowNode(id="a", execute=fetch),
+        WorkflowNode(id="f", execute=mark(marked)),
+        WorkflowNode(id="g", execute=mark(marked_raising), failure_policy="collect"),
         WorkflowNode(id="b", execute=lambda ctx: f"{ctx.node_id}:sync"),
         WorkflowNode(id="c", execute=_AsyncCallable()),
         WorkflowNode(id="d", execute=failing, failure_policy="collect"),
@@ -246,17 +260,19 @@ async def test_async_sync_and_callable_nodes_feed_joins_through_plain_and_routed
         WorkflowNode(id="join", reduce=lambda ctx: dict(ctx.inputs)),
         WorkflowNode(id="routed_out", reduce=lambda ctx: "never"),
     ]
-    edges = [WorkflowEdge(source=n, target="join") for n in ("a", "b", "c", "d")]
+    edges = [WorkflowEdge(source=n, target="join") for n in ("a", "b", "c", "d", "f", "g")]
     edges.append(WorkflowEdge(source="e", target="join", when=lambda route: True))
     edges.append(WorkflowEdge(source="a", target="routed_out", when=lambda route: False))
     graph = WorkflowGraph(nodes=nodes, edges=edges)
     result = await graph.execute(input="x", scope=_scope(), max_concurrency=2)
     joined = result.outputs["join"]
-    assert {k: v for k, v in joined.items() if k != "d"} == {
+    assert {k: v for k, v in joined.items() if k not in ("d", "g")} == {
         "a": "a:x",
+        "f": "f:x",
         "b": "b:sync",
         "c": "c:object",
         "e": "e:x",
     }
     assert isinstance(joined["d"], WorkflowNodeFailure)
+    assert isinstance(joined["g"], WorkflowNodeFailure)  # its own failure, not the scheduler's
     assert result.statuses["d"] == "failed" and result.statuses["routed_out"] == "skipped"

@@ -33,7 +33,7 @@ import inspect
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from types import CoroutineType, MappingProxyType
+from types import CoroutineType, FunctionType, MappingProxyType
 from typing import Any, Final, cast
 
 import attrs
@@ -146,6 +146,14 @@ def _topological(nodes: Mapping[str, WorkflowNode], edges: list[WorkflowEdge]) -
     return tuple(order)
 
 
+def _async_def(fn: object) -> bool:
+    """A genuine ``async def`` function (``inspect.markcoroutinefunction`` ones do not count).
+
+    Calling one only makes a coroutine: it never raises and never returns another awaitable.
+    """
+    return type(fn) is FunctionType and bool(fn.__code__.co_flags & inspect.CO_COROUTINE)
+
+
 async def _call(fn: Callable[[Any], Any], arg: Any) -> Any:
     value: Any = fn(arg)
     if type(value) is CoroutineType or inspect.isawaitable(value):
@@ -185,11 +193,11 @@ class WorkflowGraph:
                     f'Workflow reducer "{node_id}" requires at least one predecessor.'
                 )
         self._order = _topological(self._nodes, self._edges)
-        # Nodes whose function is ``async def``: their task runs its coroutine directly.
+        # Nodes whose function is a plain ``async def``: their task runs its coroutine directly.
         self._coroutine_nodes = frozenset(
             node_id
             for node_id, node in self._nodes.items()
-            if inspect.iscoroutinefunction(node.execute or node.reduce)
+            if _async_def(node.execute or node.reduce)
         )
 
     @property
