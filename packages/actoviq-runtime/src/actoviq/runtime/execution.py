@@ -185,6 +185,8 @@ class RunExecution:
         self.signal = self.controller.signal
         self.task: asyncio.Task[Any] | None = None
         self.cancel_requested = False
+        self.cancel_sent = False  # the run cancelled its task (withdrawn when it ends)
+        self.inline = False  # hosted in its caller's task (actoviq.runtime.inline_run)
         self.running = False
         self.terminal = False
         self._start_emitted = False
@@ -236,6 +238,7 @@ class RunExecution:
         if task is not None and not self.terminal and not self.cancel_requested:
             self.cancel_requested = True
             if task is not asyncio.current_task():
+                self.cancel_sent = True
                 task.cancel()
 
     def raise_if_aborted(self) -> None:
@@ -452,10 +455,19 @@ class RunExecution:
         return reason if isinstance(reason, RunClaimLostError) else None
 
     def finish_cancel_bookkeeping(self) -> None:
-        """The run is ending: mark it terminal and undo the cancel the run's own abort sent."""
+        """The run is ending: mark it terminal and undo the cancel the run's own abort sent.
+
+        A run hosted in its caller's task withdraws only a cancellation it sent itself: the
+        caller's own stays (the caller gets its ``CancelledError`` once the run settled).
+        """
         self.terminal = True
         task = self.task
-        if self.cancel_requested and task is not None and task.cancelling():
+        if (
+            self.cancel_requested
+            and task is not None
+            and (self.cancel_sent or not self.inline)
+            and task.cancelling()
+        ):
             task.uncancel()
 
 

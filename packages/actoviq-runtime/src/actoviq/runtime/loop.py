@@ -23,7 +23,11 @@ from typing import Any
 from actoviq.core import RunError, RunResult, ToolCallItem
 from actoviq.events import use_trace_context
 from actoviq.runtime.concurrency import held_session_owner
-from actoviq.runtime.errors import RunDeadlineExceededError, RunStateStaleError
+from actoviq.runtime.errors import (
+    RunCancelledError,
+    RunDeadlineExceededError,
+    RunStateStaleError,
+)
 from actoviq.runtime.execution import RunExecution, RunInterrupted
 from actoviq.runtime.failures import persistence_error
 from actoviq.runtime.middleware import MiddlewareStage
@@ -34,7 +38,14 @@ from actoviq.runtime.run_output import finalize, hand_off
 from actoviq.runtime.structured_output import retry_output
 from actoviq.runtime.tool_turn import finish_turn
 
-__all__ = ["execute"]
+__all__ = ["execute", "hosts_run"]
+
+_hosts: set[object] = set()  # the tasks executing a run right now
+
+
+def hosts_run(task: asyncio.Task[Any]) -> bool:
+    """True while ``task`` executes a run (its own task, or a caller hosting it inline)."""
+    return task in _hosts
 
 
 # -- main -------------------------------------------------------------------------------------
@@ -45,31 +56,35 @@ async def execute(run: RunExecution) -> RunResult[Any]:
 
     A refused claim raises before anything else happens: no event, no write.
     """
-    run.task = asyncio.current_task()
-    if run.expected is not None:
-        await _claim(run)
-    run.running = True
-    loop = asyncio.get_running_loop()
-    timer = loop.call_later(
-        max(0.0, (run.deadline_ms - time.time() * 1000) / 1000.0), _deadline_passed, run
-    )
-    beat = (
-        loop.create_task(run.persistence.heartbeat(run.abort))
-        if run.persistence.lease is not None
-        else None
-    )
+    run.task = task = asyncio.current_task()
+    _hosts.add(task)
     try:
-        # Tools, middleware and runs started inside this run see its trace (S8): a run they
-        # start becomes a child of this one. The task owns its context copy.
-        with use_trace_context(run.trace):
-            return await _settle(run)
+        if run.expected is not None:
+            await _claim(run)
+        run.running = True
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(
+            max(0.0, (run.deadline_ms - time.time() * 1000) / 1000.0), _deadline_passed, run
+        )
+        beat = (
+            loop.create_task(run.persistence.heartbeat(run.abort))
+            if run.persistence.lease is not None
+            else None
+        )
+        try:
+            # Tools, middleware and runs started inside this run see its trace (S8): a run they
+            # start becomes a child of this one. The task (or InContext) owns its context copy.
+            with use_trace_context(run.trace):
+                return await _settle(run)
+        finally:
+            timer.cancel()
+            if beat is not None:
+                beat.cancel()
+                await asyncio.wait({beat})
+            if run.final_state is not None:
+                run.parts.ledger.record(run.final_state, always=run.resumed)
     finally:
-        timer.cancel()
-        if beat is not None:
-            beat.cancel()
-            await asyncio.wait({beat})
-        if run.final_state is not None:
-            run.parts.ledger.record(run.final_state, always=run.resumed)
+        _hosts.discard(task)
 
 
 def _deadline_passed(run: RunExecution) -> None:
@@ -111,7 +126,10 @@ async def _settle(run: RunExecution) -> RunResult[Any]:
             return await run_interrupted(run, interrupted)
         except asyncio.CancelledError:
             if not run.signal.aborted:
-                raise
+                if not run.inline:
+                    raise
+                # Hosted in its caller's task: the caller was cancelled (see inline_run).
+                run.abort(RunCancelledError("Run caller was cancelled."))
             run.finish_cancel_bookkeeping()
             lost = run.claim_lost()
             if lost is not None:

@@ -9,9 +9,20 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from typing import Any
 
-from actoviq.core import RunError, RunLimits, RunLimitsPatch, ToolResultItem
+import attrs
+
+from actoviq.core import (
+    AbortSignal,
+    ModelSettings,
+    RunError,
+    RunLimits,
+    RunLimitsPatch,
+    ToolResultItem,
+)
 from actoviq.runtime.errors import InterruptionDecisionError, RunStateError
+from actoviq.runtime.execution import RunSeed
 from actoviq.runtime.parts import AgentEntry
 from actoviq.runtime.state import SerializedRunState
 from actoviq.runtime.tool_suspension import suspended_interruptions
@@ -25,9 +36,11 @@ from actoviq.runtime.tools import (
 __all__ = [
     "check_decisions",
     "check_resumable",
+    "deadline_invalid",
     "decision_for",
     "rejection_result",
     "resume_deadline",
+    "resume_seed",
 ]
 
 
@@ -115,6 +128,48 @@ def resume_deadline(
         except ValueError:
             return now + resolved.run_deadline_ms, True
     return now + resolved.run_deadline_ms, False
+
+
+def resume_seed(
+    parsed: SerializedRunState,
+    decisions: dict[str, InterruptionDecision],
+    resolved: RunLimits,
+    limits: RunLimitsPatch | None,
+    *,
+    context: Any,
+    signal: AbortSignal | None,
+    model_settings: ModelSettings | None,
+) -> tuple[RunSeed, bool]:
+    """What a resumed run starts from, and whether its serialised deadline was invalid.
+
+    ``model_settings`` are merged over the run's own; the deadline is :func:`resume_deadline`.
+    """
+    deadline, deadline_error = resume_deadline(parsed, limits, resolved)
+    settings = parsed.model_settings
+    if model_settings is not None:
+        settings = model_settings if settings is None else settings.merged(model_settings)
+    seed = RunSeed(
+        state=attrs.evolve(parsed, status="running", model_settings=settings),
+        input=list(parsed.input),
+        limits=resolved,
+        deadline_ms=deadline,
+        context=context,
+        signal=signal,
+        streaming=True,
+        decisions=decisions,
+        expected=parsed.to_json(),
+    )
+    return seed, deadline_error
+
+
+def deadline_invalid(run_id: str) -> RunError:
+    """The failure of a resumed run whose serialised deadline cannot be read."""
+    return RunError(
+        "Serialized run deadline is invalid.",
+        code="RUN_DEADLINE_INVALID",
+        run_id=run_id,
+        phase="runtime",
+    )
 
 
 def decision_for(

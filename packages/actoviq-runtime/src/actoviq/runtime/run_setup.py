@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal, TypedDict, cast
 
@@ -25,6 +26,7 @@ from actoviq.core import (
     ModelSettings,
     PreservedItem,
     RunError,
+    RunLimits,
     RunLimitsPatch,
     TextItem,
     empty_usage,
@@ -39,6 +41,7 @@ from actoviq.events import (
     current_trace_context,
 )
 from actoviq.runtime.errors import RunCancelledError
+from actoviq.runtime.execution import RunSeed
 from actoviq.runtime.state import SerializedRunState
 
 __all__ = [
@@ -46,6 +49,7 @@ __all__ = [
     "adopted_trace",
     "cancel_reason",
     "consume_task",
+    "fresh_seed",
     "fresh_state",
     "normalize_input",
     "run_metadata",
@@ -281,6 +285,36 @@ def fresh_state(
         workspace_id=options.get("workspace_id"),
         metadata=cast(JsonObject, metadata) if metadata is not None else {},
         model_settings=settings,
+    )
+
+
+def fresh_seed(
+    agent: AgentSpec[Any, Any],
+    digest: str,
+    run_id: str,
+    input: object,
+    options: RunOptions,
+    limits: RunLimits,
+    streaming: bool,
+    ids: IdFactory,
+) -> RunSeed:
+    """What a fresh run (``run``/``stream``) starts from: :func:`fresh_state` and its deadline.
+
+    Raises:
+        ItemValidationError / RunError: see :func:`fresh_state` and :func:`session_history_mode`.
+    """
+    provided_history = session_history_mode(options)
+    state = fresh_state(agent, digest, run_id, input, options, ids=ids)
+    return RunSeed(
+        state=state,
+        input=list(state.input),
+        limits=limits,
+        deadline_ms=time.time() * 1000 + limits.run_deadline_ms,
+        context=options.get("context"),
+        signal=options.get("signal"),
+        streaming=streaming,
+        decisions=None,
+        provided_history=provided_history,
     )
 
 

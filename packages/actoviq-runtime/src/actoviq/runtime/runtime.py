@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final, Self, TypeVar, Unpack, cast
-
-import attrs
 
 from actoviq.core import (
     DEFAULT_RUN_LIMITS,
@@ -29,7 +26,6 @@ from actoviq.core import (
     JsonValue,
     ModelRefParts,
     ModelSettings,
-    RunError,
     RunLimits,
     RunLimitsPatch,
     RunResult,
@@ -62,18 +58,23 @@ from actoviq.runtime.errors import (
 from actoviq.runtime.execution import RunExecution, RunSeed
 from actoviq.runtime.handle import BufferPolicy, EventBuffer, RunHandle
 from actoviq.runtime.handoff import HandoffRequest, check_handoff_request, prepare_handoff
+from actoviq.runtime.inline_run import can_host, run_in_caller
 from actoviq.runtime.loop import execute
 from actoviq.runtime.middleware import MiddlewareDefinition, MiddlewarePipeline, MiddlewareRegistry
 from actoviq.runtime.parts import AgentEntry, RuntimeParts
-from actoviq.runtime.resume import check_decisions, check_resumable, resume_deadline
+from actoviq.runtime.resume import (
+    check_decisions,
+    check_resumable,
+    deadline_invalid,
+    resume_seed,
+)
 from actoviq.runtime.run_ledger import RunLedger
 from actoviq.runtime.run_setup import (
     RunOptions,
     adopted_trace,
     cancel_reason,
     consume_task,
-    fresh_state,
-    session_history_mode,
+    fresh_seed,
 )
 from actoviq.runtime.runtime_options import (
     check_host_event_type,
@@ -237,6 +238,7 @@ class AgentRuntime:
         )
         self._agents: dict[str, AgentEntry] = {}
         self._active: dict[str, RunExecution] = {}
+        self._drained: asyncio.Future[None] | None = None
         self._closed = False
         for agent in agents:
             self.register_agent(agent)
@@ -323,7 +325,12 @@ class AgentRuntime:
         return self._build_entry(agent, "").pipeline.format()  # type: ignore[union-attr]
 
     def _fresh(
-        self, agent: AgentSpec[Any, Any], input: object, streaming: bool, options: RunOptions
+        self,
+        agent: AgentSpec[Any, Any],
+        input: object,
+        streaming: bool,
+        options: RunOptions,
+        inline: bool = False,
     ) -> RunExecution:
         self._check_open()
         entry = self._entry(agent)
@@ -335,22 +342,12 @@ class AgentRuntime:
             run_id = trace.run_id if trace is not None else _new_run_id()
         if run_id in self._active:
             raise RunAlreadyActiveError(run_id)
-        provided_history = session_history_mode(options)
-        state = fresh_state(agent, entry.digest, run_id, input, options, ids=self._ids)
-        seed = RunSeed(
-            state=state,
-            input=list(state.input),
-            limits=resolved,
-            deadline_ms=time.time() * 1000 + resolved.run_deadline_ms,
-            context=options.get("context"),
-            signal=options.get("signal"),
-            streaming=streaming,
-            decisions=None,
-            provided_history=provided_history,
+        seed = fresh_seed(
+            agent, entry.digest, run_id, input, options, resolved, streaming, self._ids
         )
-        return self._launch(entry, seed)
+        return self._launch(entry, seed, inline)
 
-    def _launch(self, entry: AgentEntry, seed: RunSeed) -> RunExecution:
+    def _launch(self, entry: AgentEntry, seed: RunSeed, inline: bool = False) -> RunExecution:
         buffer = (
             EventBuffer(seed.limits.stream_buffer_size, self._parts.buffer_policy)
             if seed.streaming
@@ -358,6 +355,8 @@ class AgentRuntime:
         )
         execution = RunExecution(self._parts, entry, seed, buffer=buffer)
         self._active[execution.run_id] = execution
+        if inline:
+            return execution  # run() executes it in the caller's task
         task = asyncio.get_running_loop().create_task(self._drive(execution))
         execution.task = task
         task.add_done_callback(consume_task)
@@ -367,12 +366,17 @@ class AgentRuntime:
         try:
             return await execute(execution)
         finally:
-            if execution.unlink_caller is not None:
-                execution.unlink_caller()  # a long-lived caller signal keeps no dead listener
-            if self._active.get(execution.run_id) is execution:
-                del self._active[execution.run_id]
-            if execution.buffer is not None:
-                execution.buffer.close()
+            self._ended(execution)
+
+    def _ended(self, execution: RunExecution) -> None:
+        if execution.unlink_caller is not None:
+            execution.unlink_caller()  # a long-lived caller signal keeps no dead listener
+        if self._active.get(execution.run_id) is execution:
+            del self._active[execution.run_id]
+        if execution.buffer is not None:
+            execution.buffer.close()
+        if execution.inline and (drained := self._drained) is not None and not drained.done():
+            drained.set_result(None)  # close() re-checks the runs hosted by their callers
 
     def _handle(self, execution: RunExecution) -> RunHandle[Any]:
         handle: RunHandle[Any] = RunHandle(
@@ -401,6 +405,10 @@ class AgentRuntime:
         ``RunResult[City]`` for ``AgentSpec(output=City)`` (``output`` is the validated value of a
         completed run; ``""`` for an interrupted or cancelled one).
         """
+        host = asyncio.current_task()
+        if can_host(host):  # the run executes in this task (actoviq.runtime.inline_run)
+            execution = self._fresh(agent, input, False, options, inline=True)
+            return await run_in_caller(execution, cast(asyncio.Task[Any], host), self._ended)
         execution = self._fresh(agent, input, False, options)
         task = execution.task
         assert task is not None
@@ -466,34 +474,18 @@ class AgentRuntime:
         refusal = self._parts.ledger.refusal(parsed)
         if refusal is not None:
             raise refusal
-        by_id = check_decisions(parsed, decisions)
-        resolved = resolve_limits(entry, self.default_limits, limits)
-        deadline, deadline_error = resume_deadline(parsed, limits, resolved)
-
-        settings = parsed.model_settings
-        if model_settings is not None:
-            settings = model_settings if settings is None else settings.merged(model_settings)
-        seed = RunSeed(
-            state=attrs.evolve(parsed, status="running", model_settings=settings),
-            input=list(parsed.input),
-            limits=resolved,
-            deadline_ms=deadline,
+        seed, invalid_deadline = resume_seed(
+            parsed,
+            check_decisions(parsed, decisions),
+            resolve_limits(entry, self.default_limits, limits),
+            limits,
             context=context,
             signal=signal,
-            streaming=True,
-            decisions=by_id,
-            expected=parsed.to_json(),
+            model_settings=model_settings,
         )
         execution = self._launch(entry, seed)
-        if deadline_error:
-            execution.fail_at_start(
-                RunError(
-                    "Serialized run deadline is invalid.",
-                    code="RUN_DEADLINE_INVALID",
-                    run_id=parsed.run_id,
-                    phase="runtime",
-                )
-            )
+        if invalid_deadline:
+            execution.fail_at_start(deadline_invalid(parsed.run_id))
         return self._handle(execution)
 
     async def before_handoff(self, request: HandoffRequest) -> list[CanonicalItem]:
@@ -568,9 +560,12 @@ class AgentRuntime:
         executions = list(self._active.values())
         for execution in executions:
             execution.abort(RunCancelledError("AgentRuntime closed."))
-        tasks = {execution.task for execution in executions if execution.task is not None}
+        tasks = {e.task for e in executions if e.task is not None and not e.inline}
         if tasks:
             await asyncio.wait(tasks)
+        while any(execution.inline for execution in self._active.values()):
+            self._drained = asyncio.get_running_loop().create_future()
+            await self._drained  # set when a run hosted by its caller's task ends
         self._tool_threads.shutdown(wait=False, cancel_futures=True)
         errors: list[Exception] = []
         for closer in (self.dispatcher.aclose, self.services.close, self.models.aclose):
