@@ -58,6 +58,7 @@ from actoviq.runtime.middleware import (
 from actoviq.runtime.output_check import OutputCheck
 from actoviq.runtime.parts import AgentEntry, RuntimeParts
 from actoviq.runtime.persistence import RunPersistence
+from actoviq.runtime.run_timer import RunTimer
 from actoviq.runtime.state import ResolvedDecision, RunStateStatus, SerializedRunState
 from actoviq.runtime.stores import RuntimeSessionStore
 from actoviq.runtime.tools import InterruptionDecision, PendingTool
@@ -184,6 +185,7 @@ class RunExecution:
         self.controller = AbortController()
         self.signal = self.controller.signal
         self.task: asyncio.Task[Any] | None = None
+        self.timer: RunTimer | None = None  # the deadline and model-call timeout (loop.execute)
         self.cancel_requested = False
         self.cancel_sent = False  # the run cancelled its task (withdrawn when it ends)
         self.inline = False  # hosted in its caller's task (actoviq.runtime.inline_run)

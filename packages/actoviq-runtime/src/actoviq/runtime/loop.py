@@ -35,6 +35,7 @@ from actoviq.runtime.model_turn import model_turn
 from actoviq.runtime.run_input import load_session, prepare_input, start_transcript
 from actoviq.runtime.run_outcomes import run_cancelled, run_failed, run_interrupted
 from actoviq.runtime.run_output import finalize, hand_off
+from actoviq.runtime.run_timer import RunTimer
 from actoviq.runtime.structured_output import retry_output
 from actoviq.runtime.tool_turn import finish_turn
 
@@ -63,8 +64,11 @@ async def execute(run: RunExecution) -> RunResult[Any]:
             await _claim(run)
         run.running = True
         loop = asyncio.get_running_loop()
-        timer = loop.call_later(
-            max(0.0, (run.deadline_ms - time.time() * 1000) / 1000.0), _deadline_passed, run
+        run.timer = timer = RunTimer(
+            loop,
+            (run.deadline_ms - time.time() * 1000) / 1000.0,
+            run.limits.model_call_timeout_ms / 1000.0,
+            lambda: _deadline_passed(run),
         )
         beat = (
             loop.create_task(run.persistence.heartbeat(run.abort))

@@ -216,11 +216,28 @@ async def _call_model(run: RunExecution, request: ModelRequest) -> ModelResponse
     if deadline >= run.deadline_ms:
         # The run deadline comes first and its timer is already armed: no second timer.
         return await _provider_call(run, provider, request, context)
+    timer = run.timer
+    task = asyncio.current_task()
+    if timer is None or timer.busy or task is None:  # e.g. middleware calling twice at once
+        try:
+            async with asyncio.timeout(timeout_ms / 1000.0):
+                return await _provider_call(run, provider, request, context)
+        except TimeoutError as error:
+            raise ModelCallTimeoutError() from error
+    # The run's timer keeps the call's timeout (actoviq.runtime.run_timer): asyncio.timeout's
+    # semantics (an expiry becomes the typed timeout unless another cancellation is pending).
+    pending = task.cancelling()
+    timer.start_call(task)
     try:
-        async with asyncio.timeout(timeout_ms / 1000.0):
-            return await _provider_call(run, provider, request, context)
+        return await _provider_call(run, provider, request, context)
+    except asyncio.CancelledError:
+        if timer.end_call() and task.cancelling() <= pending:
+            raise ModelCallTimeoutError() from TimeoutError()
+        raise
     except TimeoutError as error:
         raise ModelCallTimeoutError() from error
+    finally:
+        timer.end_call()
 
 
 async def _provider_call(
