@@ -570,9 +570,13 @@ async def run_in_call_order(
         return tuple([await worker(call) for call in calls])
     results: list[R] = []
     slots: list[tuple[bool, R | None]] = [(False, None)] * len(calls)
-    gate = asyncio.Semaphore(max_parallel)
+    # Every call runs at once when there are no more than max_parallel: no semaphore to pass.
+    gate = asyncio.Semaphore(max_parallel) if len(calls) > max_parallel else None
 
     async def one(index: int, call: T) -> None:
+        if gate is None:
+            slots[index] = (True, await worker(call))
+            return
         async with gate:
             slots[index] = (True, await worker(call))
 
