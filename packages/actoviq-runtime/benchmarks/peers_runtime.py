@@ -165,11 +165,14 @@ def _our_command(workload: str) -> list[str]:
     return [sys.executable, str(BENCH), "--mode", workload.lower()]
 
 
-def run_all(names: list[str]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+def run_all(
+    names: list[str], workloads: tuple[str, ...] = WORKLOADS
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """Every workload for every framework, workload by workload (similar machine load for all).
 
     W1 and W2 keep the best of ``REPEATS`` fresh processes (shared machines are noisy); the
-    other workloads run once per framework.
+    other workloads run once per framework. ``workloads`` picks a subset (W4/W4y at 1M deltas
+    and W5 run with the full set only).
     """
     commands: dict[str, Any] = {}
     peers: dict[str, dict[str, Any]] = {}
@@ -184,7 +187,7 @@ def run_all(names: list[str]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]
         program = str(PROGRAMS / spec["program"])
         commands[name] = (python, spec["import"], program)
     ours: dict[str, Any] = {"iterations": dict(OUR_N)}
-    for workload in WORKLOADS:
+    for workload in workloads:
         repeats = REPEATS if workload in ("W1", "W2") else 1
         key = "cpu_us_per_run" if workload in ("W1", "W2") else ""
         timeout = W6_TIMEOUT_S if workload == "W6" else TIMEOUT_S
@@ -202,6 +205,8 @@ def run_all(names: list[str]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]
         print(f"  actoviq {workload} (n={OUR_N[workload]}, x{repeats})", flush=True)
         samples = [_json_line(_our_command(workload), timeout) for _ in range(repeats)]
         ours[workload] = _best(samples, key) if key else samples[0]
+    if workloads != WORKLOADS:
+        return ours, peers
     print("  actoviq W4 and W4y at 1M deltas; W5 for everyone", flush=True)
     ours["W4_1m"] = _json_line([sys.executable, str(BENCH), "--mode", "w4-1m"])
     ours["W4y_1m"] = _json_line([sys.executable, str(BENCH), "--mode", "w4y-1m"])
@@ -329,10 +334,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
     parser.add_argument("--peers", default=",".join(PEERS), help="comma-separated subset")
+    parser.add_argument(
+        "--workloads", default=",".join(WORKLOADS), help="comma-separated subset (e.g. W1,W2)"
+    )
     args = parser.parse_args()
+    workloads = tuple(w for w in WORKLOADS if w in args.workloads.split(","))
     started = time.perf_counter()
     load_before = _load_average()
-    ours, peers = run_all([part for part in args.peers.split(",") if part])
+    ours, peers = run_all([part for part in args.peers.split(",") if part], workloads)
     rows = compare(ours, peers)
     own = own_checks(ours)
     report: dict[str, Any] = {
