@@ -9,6 +9,7 @@ Example:
     >>> runner = ToolRunner(ToolRegistry([double]))
 """
 
+from actoviq.runtime.tools.batches import is_parallel_safe, run_in_call_order
 from actoviq.runtime.tools.decorator import FunctionTool, tool
 from actoviq.runtime.tools.descriptor import (
     DEFAULT_TOOL_MAX_RETRIES,
@@ -61,8 +62,6 @@ from actoviq.runtime.tools.runner import (
     PreparedToolCall,
     ToolRunner,
     epoch_ms,
-    is_parallel_safe,
-    run_in_call_order,
     runs_on_loop,
     to_tool_json,
 )
