@@ -28,6 +28,7 @@ import attrs
 
 from actoviq.core import AbortController, AbortError
 from actoviq.events import Redactor
+from actoviq.runtime.tools.call_deadlines import CallDeadlines
 from actoviq.runtime.tools.descriptor import (
     RuntimeTool,
     ToolEffect,
@@ -133,6 +134,7 @@ class ToolRunner:
         self._clock = clock
         self._executor = executor
         self.redactor = redactor if redactor is not None else Redactor()
+        self._deadlines: CallDeadlines | None = None  # the calls' deadlines on the running loop
         self._on_loop: dict[object, bool] = {}  # runs_on_loop() per execute callable
 
     @property
@@ -312,30 +314,36 @@ class ToolRunner:
 
         remove = signal.add_listener(on_parent_abort)
         call_ctx = _with_signal(ctx, boundary.signal)
-        # Without a deadline no timeout scope is entered: a timeout_at(None) scope never expires,
-        # so a TimeoutError can only come from the tool itself (an execution failure either way).
-        scope = None if when is None else asyncio.timeout_at(when)
+        # The runner's one timer keeps the call's deadline (call_deadlines), with
+        # asyncio.timeout_at's semantics. Without a deadline nothing is kept: a TimeoutError can
+        # then only come from the tool itself (an execution failure either way).
+        keeper = self._deadlines
+        if keeper is None or keeper.loop is not loop:
+            keeper = self._deadlines = CallDeadlines(loop)
+        deadline = None if when is None or task is None else keeper.enter(when, task)
         try:
-            if scope is None:
-                result = await self._call(prepared, call_ctx)
-            else:
-                async with scope:
-                    result = await self._call(prepared, call_ctx)
+            result = await self._call(prepared, call_ctx)
         except (ToolExecutionError, ToolInterruptionRequiredError, ToolSuspension):
             raise
         except ToolRetry as retry:
             raise _error("retry", name, ctx, self._text(retry.message), retry) from retry
         except TimeoutError as error:
-            if scope is not None and scope.expired():
-                boundary.abort(TimeoutError("Tool deadline exceeded."))
-                raise _error(
-                    "timeout", name, ctx, f'Tool "{name}" exceeded its deadline.', error
-                ) from error
+            if deadline is not None and deadline.expired:
+                raise self._timed_out(boundary, name, ctx, error) from error
             detail = self._log_failure(prepared, error)
             raise _error(
                 "execution", name, ctx, f'Tool "{name}" failed. {detail}', error
             ) from error
         except asyncio.CancelledError as error:
+            if (
+                deadline is not None
+                and keeper.leave(deadline)
+                and task is not None
+                and task.cancelling() <= deadline.pending
+            ):  # the deadline's cancellation and nobody else's: the call timed out
+                timeout = TimeoutError()
+                timeout.__cause__ = error
+                raise self._timed_out(boundary, name, ctx, timeout) from timeout
             if aborted_by_parent and task is not None and task.uncancel() == 0:
                 raise _error(
                     "cancelled",
@@ -351,8 +359,16 @@ class ToolRunner:
                 "execution", name, ctx, f'Tool "{name}" failed. {detail}', error
             ) from error
         finally:
+            if deadline is not None:
+                keeper.leave(deadline)
             remove()
         return self._normalize(prepared, result)
+
+    def _timed_out(
+        self, boundary: AbortController, name: str, ctx: ToolExecutionContext, error: TimeoutError
+    ) -> ToolExecutionError:
+        boundary.abort(TimeoutError("Tool deadline exceeded."))
+        return _error("timeout", name, ctx, f'Tool "{name}" exceeded its deadline.', error)
 
     async def _call(self, prepared: PreparedToolCall, ctx: ToolExecutionContext) -> object:
         """Run ``execute``: a coroutine function on the loop, anything else in a worker thread.
