@@ -1,21 +1,24 @@
-"""The run's one timer keeps the run deadline and each model call's timeout (``RunTimer``).
+"""One lazily re-armed timer per run (``RunTimer``) and per runner (``CallDeadlines``).
 
-Driven by a fake loop clock, so the lazy re-arming is checked at exact instants; the runs at the
-end check the typed timeout end to end.
+``RunTimer`` keeps the run deadline and each model call's timeout, ``CallDeadlines`` the
+deadlines of the tool calls in progress. Driven by a fake loop clock, so the lazy re-arming is
+checked at exact instants; the runs at the end check the typed timeout end to end.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any, cast
 
 import pytest
 from runtime_testkit import json_tool, make_agent, scripted_runtime
 
-from actoviq.core import JsonObject, RunLimitsPatch, ToolCallItem
+from actoviq.core import JsonObject, RunLimitsPatch, ToolCallItem, ToolResultItem
 from actoviq.providers import ModelCallTimeoutError
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
 from actoviq.runtime.run_timer import RunTimer
+from actoviq.runtime.tools.call_deadlines import CallDeadlines
 
 
 class _Handle:
@@ -59,6 +62,9 @@ class _Loop:
 class _Task:
     def __init__(self) -> None:
         self.requests = 0
+
+    def cancelling(self) -> int:
+        return self.requests
 
     def cancel(self) -> bool:
         self.requests += 1
@@ -138,3 +144,68 @@ async def test_every_model_call_of_a_run_has_the_timeout() -> None:
         assert info.value.code == "MODEL_CALL_TIMEOUT"
         result = await runtime.run(agent, "again")  # the caller's task carries no cancel
     assert result.status == "completed"
+
+
+def test_tool_call_deadlines_fire_in_order_with_one_timer_armed() -> None:
+    loop = _Loop()
+    deadlines = CallDeadlines(cast(Any, loop))
+    late, early, done = _Task(), _Task(), _Task()
+    a = deadlines.enter(120.0, cast(Any, late))
+    b = deadlines.enter(30.0, cast(Any, early))  # earlier than the armed moment: re-armed
+    c = deadlines.enter(125.0, cast(Any, done))  # later: nothing scheduled
+    assert len(loop.live()) == 1
+    assert deadlines.leave(c) is False  # ended in time
+    loop.advance(29.0)
+    assert early.requests == 0
+    loop.advance(30.0)
+    assert (early.requests, late.requests) == (1, 0) and b.expired and not a.expired
+    assert deadlines.leave(b) is True and early.requests == 0  # withdrawn
+    assert deadlines.leave(b) is False  # idempotent
+    loop.advance(120.0)
+    assert late.requests == 1 and a.expired
+    assert deadlines.leave(a) is True
+    loop.advance(1000.0)
+    assert done.requests == 0 and loop.live() == []
+
+
+def test_calls_later_than_the_armed_moment_schedule_nothing() -> None:
+    loop = _Loop()
+    deadlines = CallDeadlines(cast(Any, loop))
+    task = _Task()
+    first = deadlines.enter(120.0, cast(Any, task))
+    handles = len(loop.handles)
+    for start in range(1, 50):  # a steady stream of calls with the same timeout
+        loop.advance(float(start))
+        assert deadlines.leave(deadlines.enter(start + 120.0, cast(Any, task))) is False
+    assert len(loop.handles) == handles
+    deadlines.leave(first)
+    loop.advance(120.0)  # fires once, finds nothing due, arms nothing
+    assert task.requests == 0 and loop.live() == []
+
+
+async def test_a_tool_past_its_deadline_times_out_and_the_next_call_runs() -> None:
+    provider = ScriptedProvider(
+        [
+            ScriptedTurn(tool_calls=[ToolCallItem(id="c1", name="hang", input={})]),
+            ScriptedTurn(tool_calls=[ToolCallItem(id="c2", name="quick", input={})]),
+            ScriptedTurn(text="done"),
+        ]
+    )
+
+    async def hang(ctx: Any, args: Any) -> JsonObject:
+        await asyncio.sleep(5)  # stopped by its 20 ms deadline
+        return {"late": True}
+
+    async def quick(ctx: Any, args: Any) -> JsonObject:
+        return {"ok": True}
+
+    runtime = scripted_runtime(
+        provider,
+        tools=[json_tool("hang", hang, timeout_ms=20), json_tool("quick", quick)],
+    )
+    async with runtime:
+        result = await runtime.run(make_agent(tools=("hang", "quick")), "x")
+    assert result.status == "completed"
+    results = [i for i in result.items if isinstance(i, ToolResultItem)]
+    assert [(r.call_id, r.status) for r in results] == [("c1", "error"), ("c2", "success")]
+    assert "exceeded its deadline" in str(results[0].output)
