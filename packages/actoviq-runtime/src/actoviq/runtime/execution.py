@@ -201,17 +201,7 @@ class RunExecution:
             seed.signal.add_listener(self.abort) if seed.signal is not None else None
         )
         self.signal.add_listener(self._on_abort)
-        self.run_context: RunContext[Any] = RunContext(
-            run_id=self.run_id,
-            agent_id=self.agent.id,
-            context=self.context,
-            signal=self.signal,
-            started_at=self.started_at,
-            usage=self.usage,
-            metadata=self.metadata,
-            deadline_at=self.deadline_at,
-            session_id=self.session_id,
-        )
+        self._run_context: RunContext[Any] | None = None  # built when first asked for
         self._run_view: RunView | None = None
         self.start_error: Exception | None = None
         self.ending = False  # an interrupted/cancelled ending started (its failure is a failure)
@@ -222,6 +212,24 @@ class RunExecution:
             lease_ms=parts.lease_ms,
             bounded=self.bounded,
         )
+
+    @property
+    def run_context(self) -> RunContext[Any]:
+        """What instructions, guardrails and middleware see of the run (built once, on demand)."""
+        context = self._run_context
+        if context is None:
+            context = self._run_context = RunContext(
+                run_id=self.run_id,
+                agent_id=self.agent.id,
+                context=self.context,
+                signal=self.signal,
+                started_at=self.started_at,
+                usage=self.usage,
+                metadata=self.metadata,
+                deadline_at=self.deadline_at,
+                session_id=self.session_id,
+            )
+        return context
 
     def fail_at_start(self, error: Exception) -> None:
         """Make the run fail with ``error`` right after its start event (e.g. a bad deadline)."""
