@@ -183,3 +183,21 @@ async def test_a_run_started_inside_a_run_gets_its_own_task_and_the_parents_canc
     assert hosts == [parent]
     statuses = {str(s["agentId"]): s["status"] for s in store.saves}
     assert statuses == {"assistant": "cancelled", "child": "cancelled"}
+
+
+async def test_a_run_lets_the_loop_run_other_tasks_before_it_starts() -> None:
+    # As awaiting a run task did: runs gathered together start side by side (permits, fairness).
+    order: list[str] = []
+
+    async def other() -> None:
+        order.append("other")
+
+    def instructions(ctx: Any) -> str:
+        order.append("run")
+        return "Be brief."
+
+    async with scripted_runtime(ScriptedProvider(["done"])) as runtime:
+        sibling = asyncio.create_task(other())
+        result = await runtime.run(make_agent(instructions=instructions), "go")
+        await sibling
+    assert result.output == "done" and order == ["other", "run"]

@@ -164,6 +164,11 @@ async def _settle(run: RunExecution) -> RunResult[Any]:
 
 
 async def _scheduled(run: RunExecution) -> RunResult[Any]:
+    if run.inline:
+        # A run in its caller's task still lets the loop run others first, as awaiting a task
+        # did: runs gathered together take their permits side by side (a caller's cancel here
+        # ends the run cancelled, as before).
+        await asyncio.sleep(0)
     parts = run.parts
     if run.session_id is not None:
         tenant = run.tenant_id or "default"
