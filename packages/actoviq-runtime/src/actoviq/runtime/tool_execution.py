@@ -215,6 +215,17 @@ class ToolTurnState:
             self.suspensions[call.id] = suspension
             return None, None
 
+    def _batch_outcome(
+        self, call: ToolCallItem, outcome: ToolOutput | ToolExecutionError | ToolSuspension
+    ) -> _Outcome:
+        """What :meth:`_outcome` gives for a call settled by ``ToolRunner.invoke_batch``."""
+        if isinstance(outcome, ToolExecutionError):
+            return None, outcome.failure
+        if isinstance(outcome, ToolSuspension):
+            self.suspensions[call.id] = outcome
+            return None, None
+        return outcome, None
+
     def _on_abort(self, index: int) -> None:
         """A cancelled run: a started side effect becomes ``unknown``; others stay replayable."""
         ex = self.ex
@@ -300,14 +311,33 @@ class ToolTurnState:
         for call in calls:
             await ex.emit("tool.started", {"callId": call.id, "name": call.name, "effect": "read"})
         ready = self.ready
-
-        async def worker(index: int) -> _Outcome:
+        runner = ex.parts.runner
+        pipeline = ex.pipeline
+        if (
+            len(batch) > 1
+            and not pipeline.has(MiddlewareStage.WRAP_TOOL_CALL)
+            and not pipeline.has(MiddlewareStage.AFTER_TOOL_CALL)
+            and all(runner.runs_in_thread(ready[index]) for index in batch)
+        ):  # plain tools only: every call in a worker thread, no task per call (issue 21, W2)
             try:
-                return await self._outcome(ready[index], ex.pending[index].call)
+                settled = await runner.invoke_batch([ready[index] for index in batch])
             finally:
-                self._settle_progress(index)
+                for index in batch:
+                    self._settle_progress(index)
+            outcomes = [
+                self._batch_outcome(call, out) for call, out in zip(calls, settled, strict=True)
+            ]
+        else:
 
-        outcomes = await run_in_call_order(batch, worker, max_parallel=ex.limits.max_parallel_tools)
+            async def worker(index: int) -> _Outcome:
+                try:
+                    return await self._outcome(ready[index], ex.pending[index].call)
+                finally:
+                    self._settle_progress(index)
+
+            outcomes = await run_in_call_order(
+                batch, worker, max_parallel=ex.limits.max_parallel_tools
+            )
         if ex.signal.aborted:
             ex.raise_if_aborted()
         formatter = ex.parts.runner.error_formatter

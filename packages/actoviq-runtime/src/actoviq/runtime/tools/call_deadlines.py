@@ -11,12 +11,16 @@ of the calls that are due and re-arms at the earliest remaining deadline.
 Semantics of the scope it replaces: a due call's task is cancelled; the call turns that
 cancellation into its timeout only when no other cancellation is pending on top of it
 (:meth:`CallDeadlines.leave` withdraws it, as ``asyncio.timeout`` does with ``Task.uncancel``).
+A call that has no task of its own (a plain tool of a thread batch, ``actoviq.runtime.tools.
+thread_batch``) enters a callback instead (:meth:`CallDeadlines.enter_callback`): it is called
+once when the deadline is due, and nothing is cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["CallDeadline", "CallDeadlines"]
@@ -25,14 +29,21 @@ _SLACK = 1e-6  # seconds: a handle may run a clock tick before its time
 
 
 class CallDeadline:
-    """One call's deadline (loop time), its task and whether it fired."""
+    """One call's deadline (loop time), its task (or its callback) and whether it fired."""
 
-    __slots__ = ("expired", "pending", "task", "when")
+    __slots__ = ("expired", "on_due", "pending", "task", "when")
 
-    def __init__(self, when: float, task: asyncio.Task[Any]) -> None:
+    def __init__(
+        self,
+        when: float,
+        task: asyncio.Task[Any] | None,
+        on_due: Callable[[], object] | None = None,
+    ) -> None:
         self.when = when
         self.task = task
-        self.pending = task.cancelling()  # cancellations requested before the call began
+        self.on_due = on_due
+        # cancellations requested before the call began
+        self.pending = task.cancelling() if task is not None else 0
         self.expired = False
 
 
@@ -60,6 +71,14 @@ class CallDeadlines:
             self._arm(when)
         return entry
 
+    def enter_callback(self, when: float, on_due: Callable[[], object]) -> CallDeadline:
+        """A call without a task of its own must end by ``when``: ``on_due()`` then (once)."""
+        entry = CallDeadline(when, None, on_due)
+        self._calls[id(entry)] = entry
+        if when < self._armed:
+            self._arm(when)
+        return entry
+
     def leave(self, entry: CallDeadline) -> bool:
         """The call ended; True when its deadline fired (that cancellation is withdrawn then).
 
@@ -67,7 +86,8 @@ class CallDeadlines:
         """
         if self._calls.pop(id(entry), None) is None or not entry.expired:
             return False
-        entry.task.uncancel()
+        if entry.task is not None:
+            entry.task.uncancel()
         return True
 
     def _arm(self, when: float) -> None:
@@ -86,7 +106,11 @@ class CallDeadlines:
                 continue
             if entry.when <= now:
                 entry.expired = True
-                entry.task.cancel()
+                if entry.task is not None:
+                    entry.task.cancel()
+                else:
+                    assert entry.on_due is not None
+                    entry.on_due()
             elif entry.when < earliest:
                 earliest = entry.when
         if earliest < math.inf:

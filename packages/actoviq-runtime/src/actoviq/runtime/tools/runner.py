@@ -15,8 +15,7 @@ call order.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import contextvars
+import functools
 import inspect
 import logging
 import time
@@ -26,9 +25,9 @@ from typing import Any, Final, cast
 
 import attrs
 
-from actoviq.core import AbortController, AbortError
+from actoviq.core import AbortController
 from actoviq.events import Redactor
-from actoviq.runtime.tools.call_deadlines import CallDeadlines
+from actoviq.runtime.tools.call_deadlines import CallDeadline, CallDeadlines
 from actoviq.runtime.tools.descriptor import (
     RuntimeTool,
     ToolEffect,
@@ -39,7 +38,6 @@ from actoviq.runtime.tools.errors import (
     ToolErrorFormatter,
     ToolExecutionError,
     ToolFailure,
-    ToolFailureKind,
     ToolInterruptionRequiredError,
     ToolRetry,
     ToolSuspension,
@@ -56,8 +54,25 @@ from actoviq.runtime.tools.policy import (
     idempotency_key_for,
 )
 from actoviq.runtime.tools.registry import ToolRegistry
+from actoviq.runtime.tools.runner_support import (
+    abort_cause,
+    approved,
+    run_in_thread,
+    runs_on_loop,
+    tool_error,
+    unknown_tool,
+    with_signal,
+)
 from actoviq.runtime.tools.schema import ToolInputInvalidError
-from actoviq.runtime.tools.threads import ToolThreads
+from actoviq.runtime.tools.thread_batch import (
+    EXPIRED,
+    GIVEN_UP,
+    Raised,
+    ThreadBatch,
+    await_slot,
+    due_slot,
+    stop_slot,
+)
 from actoviq.runtime.tools.tool_json import to_tool_json
 
 __all__ = [
@@ -75,7 +90,6 @@ LOGGER: Final = logging.getLogger("actoviq.runtime.tools")
 
 MAX_DETAIL_CHARS: Final = 1000
 """The longest detail (validation errors, an exception's text) a failure message carries."""
-_MAX_LISTED_TOOLS: Final = 40
 
 
 def epoch_ms() -> float:
@@ -179,16 +193,16 @@ class ToolRunner:
             available = sorted(
                 allowed_tools if allowed_tools is not None else self.registry.names()
             )
-            raise _error("not_found", name, ctx, _unknown_tool(name, available))
+            raise tool_error("not_found", name, ctx, unknown_tool(name, available))
         descriptor = tool.descriptor
         try:
             parsed = descriptor.input.parse(raw_input)
         except (ToolExecutionError, ToolInterruptionRequiredError):
             raise
         except ToolRetry as retry:  # a parse hook may ask for a retry too
-            raise _error("retry", name, ctx, self._text(retry.message), retry) from retry
+            raise tool_error("retry", name, ctx, self._text(retry.message), retry) from retry
         except Exception as error:
-            raise _error(
+            raise tool_error(
                 "validation",
                 name,
                 ctx,
@@ -208,8 +222,8 @@ class ToolRunner:
                 ToolAuthorizationRequest(tool=descriptor, input=parsed, context=ctx), name, ctx
             )
             if isinstance(decision, DenyDecision):
-                raise _error("denied", name, ctx, decision.reason)
-            if isinstance(decision, InterruptDecision) and not _approved(ctx, decision):
+                raise tool_error("denied", name, ctx, decision.reason)
+            if isinstance(decision, InterruptDecision) and not approved(ctx, decision):
                 raise ToolInterruptionRequiredError(decision, name, ctx.call_id)
         if descriptor.requires_approval and ctx.approval is None:
             decision = InterruptDecision(
@@ -270,9 +284,11 @@ class ToolRunner:
         except (ToolExecutionError, ToolInterruptionRequiredError):
             raise
         except Exception as error:
-            raise _error("execution", name, ctx, f'Tool "{name}" policy failed.', error) from error
+            raise tool_error(
+                "execution", name, ctx, f'Tool "{name}" policy failed.', error
+            ) from error
         if not isinstance(decision, AllowDecision | DenyDecision | InterruptDecision):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise _error(
+            raise tool_error(
                 "execution",
                 name,
                 ctx,
@@ -294,11 +310,11 @@ class ToolRunner:
         name = prepared.name
         signal = ctx.signal
         if signal.aborted:
-            raise _error("cancelled", name, ctx, f'Tool "{name}" was cancelled.')
+            raise tool_error("cancelled", name, ctx, f'Tool "{name}" was cancelled.')
         expires = self._expiry(prepared)
         now = self._clock()
         if expires is not None and expires <= now:
-            raise _error("timeout", name, ctx, f'Tool "{name}" exceeded its deadline.')
+            raise tool_error("timeout", name, ctx, f'Tool "{name}" exceeded its deadline.')
         loop = asyncio.get_running_loop()
         when = None if expires is None else loop.time() + (expires - now) / 1000.0
         boundary = AbortController()
@@ -313,27 +329,14 @@ class ToolRunner:
                 task.cancel()
 
         remove = signal.add_listener(on_parent_abort)
-        call_ctx = _with_signal(ctx, boundary.signal)
+        call_ctx = with_signal(ctx, boundary.signal)
         # The runner's one timer keeps the call's deadline (call_deadlines), with
         # asyncio.timeout_at's semantics. Without a deadline nothing is kept: a TimeoutError can
         # then only come from the tool itself (an execution failure either way).
-        keeper = self._deadlines
-        if keeper is None or keeper.loop is not loop:
-            keeper = self._deadlines = CallDeadlines(loop)
+        keeper = self._keeper(loop)
         deadline = None if when is None or task is None else keeper.enter(when, task)
         try:
             result = await self._call(prepared, call_ctx)
-        except (ToolExecutionError, ToolInterruptionRequiredError, ToolSuspension):
-            raise
-        except ToolRetry as retry:
-            raise _error("retry", name, ctx, self._text(retry.message), retry) from retry
-        except TimeoutError as error:
-            if deadline is not None and deadline.expired:
-                raise self._timed_out(boundary, name, ctx, error) from error
-            detail = self._log_failure(prepared, error)
-            raise _error(
-                "execution", name, ctx, f'Tool "{name}" failed. {detail}', error
-            ) from error
         except asyncio.CancelledError as error:
             if (
                 deadline is not None
@@ -345,30 +348,59 @@ class ToolRunner:
                 timeout.__cause__ = error
                 raise self._timed_out(boundary, name, ctx, timeout) from timeout
             if aborted_by_parent and task is not None and task.uncancel() == 0:
-                raise _error(
+                raise tool_error(
                     "cancelled",
                     name,
                     ctx,
                     f'Tool "{name}" was cancelled.',
-                    _abort_cause(signal.reason),
+                    abort_cause(signal.reason),
                 ) from error
             raise
-        except Exception as error:
-            detail = self._log_failure(prepared, error)
-            raise _error(
-                "execution", name, ctx, f'Tool "{name}" failed. {detail}', error
-            ) from error
+        except BaseException as error:
+            if isinstance(error, TimeoutError) and deadline is not None and deadline.expired:
+                raise self._timed_out(boundary, name, ctx, error) from error
+            failure = self._failure(prepared, error)
+            if failure is error:
+                raise
+            raise failure from error
         finally:
             if deadline is not None:
                 keeper.leave(deadline)
             remove()
         return self._normalize(prepared, result)
 
+    def _failure(self, prepared: PreparedToolCall, error: BaseException) -> BaseException:
+        """What a call that raised ``error`` raises: a typed failure, or ``error`` itself.
+
+        Tool errors, approvals and suspensions the tool raised are its own; a retry request is
+        a ``retry`` failure; any other ``Exception`` is logged (arguments redacted) and is an
+        ``execution`` failure; anything else (``KeyboardInterrupt``, ...) is re-raised.
+        """
+        if isinstance(error, ToolExecutionError | ToolInterruptionRequiredError | ToolSuspension):
+            return error
+        ctx = prepared.context
+        name = prepared.name
+        if isinstance(error, ToolRetry):
+            failure = tool_error("retry", name, ctx, self._text(error.message), error)
+        elif isinstance(error, Exception):
+            detail = self._log_failure(prepared, error)
+            failure = tool_error("execution", name, ctx, f'Tool "{name}" failed. {detail}', error)
+        else:
+            return error
+        failure.__cause__ = error
+        return failure
+
+    def _keeper(self, loop: asyncio.AbstractEventLoop) -> CallDeadlines:
+        keeper = self._deadlines
+        if keeper is None or keeper.loop is not loop:
+            keeper = self._deadlines = CallDeadlines(loop)
+        return keeper
+
     def _timed_out(
         self, boundary: AbortController, name: str, ctx: ToolExecutionContext, error: TimeoutError
     ) -> ToolExecutionError:
         boundary.abort(TimeoutError("Tool deadline exceeded."))
-        return _error("timeout", name, ctx, f'Tool "{name}" exceeded its deadline.', error)
+        return tool_error("timeout", name, ctx, f'Tool "{name}" exceeded its deadline.', error)
 
     async def _call(self, prepared: PreparedToolCall, ctx: ToolExecutionContext) -> object:
         """Run ``execute``: a coroutine function on the loop, anything else in a worker thread.
@@ -378,6 +410,16 @@ class ToolRunner:
         is discarded; the tool's ``ctx.signal`` is aborted so a cooperative tool can stop early.
         """
         execute = prepared.tool.execute
+        on_loop = self._runs_on_loop(execute)
+        if on_loop:
+            result = execute(ctx, prepared.input)
+        else:
+            result = await run_in_thread(self._executor, execute, ctx, prepared.input)
+        if inspect.isawaitable(result):
+            result = await cast(Awaitable[object], result)
+        return result
+
+    def _runs_on_loop(self, execute: Callable[..., object]) -> bool:
         try:
             on_loop = self._on_loop.get(execute)
             if on_loop is None:
@@ -387,43 +429,121 @@ class ToolRunner:
                 self._on_loop[execute] = on_loop
         except TypeError:  # an unhashable callable object: asked every time
             on_loop = runs_on_loop(execute)
-        if on_loop:
-            result = execute(ctx, prepared.input)
-        else:
-            result = await self._in_thread(execute, ctx, prepared.input)
-        if inspect.isawaitable(result):
-            result = await cast(Awaitable[object], result)
-        return result
+        return on_loop
 
-    async def _in_thread(
-        self, execute: Callable[[ToolExecutionContext, Any], object], ctx: Any, arguments: Any
-    ) -> object:
-        """Run ``execute`` in a worker thread and await its result on the loop.
+    def runs_in_thread(self, prepared: PreparedToolCall) -> bool:
+        """Whether the call's tool is plain (not ``async``): it runs in a worker thread."""
+        return not self._runs_on_loop(prepared.tool.execute)
 
-        One ``call_soon_threadsafe`` hands the outcome back (lighter than ``run_in_executor``'s
-        future chaining, which matters when many plain tools run at once). An abandoned await
-        (timeout, cancellation) leaves the future done: the late outcome is dropped.
+    async def invoke_batch(
+        self, calls: Sequence[PreparedToolCall]
+    ) -> list[ToolOutput | ToolExecutionError | ToolSuspension]:
+        """Run prepared calls of plain tools at once in worker threads, without a task per call.
+
+        Each call gets what :meth:`invoke` gives it (its deadline, the run signal, the same typed
+        failures) as its outcome, in call order: its output, or the ``ToolExecutionError`` or
+        ``ToolSuspension`` it raised. The awaiting task is woken once, when every call settled
+        (``actoviq.runtime.tools.thread_batch``); the loop settles a call past its deadline as
+        ``timeout`` and, when the signal aborts, every open call as ``cancelled``, while their
+        threads may still run (their late outcomes are dropped).
+
+        Raises:
+            ToolInterruptionRequiredError: a tool itself required an approval (at once).
+            asyncio.CancelledError: the awaiting task was cancelled.
         """
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[object] = loop.create_future()
-        context = contextvars.copy_context()
+        batch = ThreadBatch(loop, len(calls))
+        keeper = self._keeper(loop)
+        boundaries: list[AbortController] = []
+        whens: list[float | None] = []
+        early: dict[int, BaseException] = {}  # calls that never started
+        entries: list[CallDeadline] = []
+        removers: list[Callable[[], None]] = []
+        awaiting: dict[int, asyncio.Task[None]] = {}
+        try:
+            for index, prepared in enumerate(calls):
+                ctx = prepared.context
+                name = prepared.name
+                boundary = AbortController()
+                boundaries.append(boundary)
+                whens.append(None)
+                expires = None if ctx.signal.aborted else self._expiry(prepared)
+                now = self._clock()
+                if ctx.signal.aborted:
+                    early[index] = tool_error(
+                        "cancelled", name, ctx, f'Tool "{name}" was cancelled.'
+                    )
+                elif expires is not None and expires <= now:
+                    early[index] = tool_error(
+                        "timeout", name, ctx, f'Tool "{name}" exceeded its deadline.'
+                    )
+                else:
+                    if expires is not None:
+                        whens[index] = when = loop.time() + (expires - now) / 1000.0
+                        due = functools.partial(due_slot, batch, index, boundary)
+                        entries.append(keeper.enter_callback(when, due))
+                    stop = functools.partial(stop_slot, batch, index, boundary, awaiting)
+                    removers.append(ctx.signal.add_listener(stop))
+                    call_ctx = with_signal(ctx, boundary.signal)
+                    try:
+                        batch.start(
+                            self._executor, index, prepared.tool.execute, call_ctx, prepared.input
+                        )
+                    except Exception as error:  # the pool was shut down
+                        early[index] = error
+                    else:
+                        continue
+                batch.expire(index)  # settled before it started
+            while not batch.settled:
+                await batch.wait()
+                for index in batch.take_urgent():
+                    slot = batch.slots[index]
+                    if isinstance(slot, Raised):
+                        raise self._failure(calls[index], slot.error)
+                    if calls[index].context.signal.aborted:  # stopped before it was awaited
+                        batch.resolve(index, GIVEN_UP)
+                        continue
+                    awaiting[index] = loop.create_task(
+                        await_slot(batch, index, slot, whens[index], keeper)
+                    )
+        finally:
+            for entry in entries:
+                keeper.leave(entry)
+            for remove in removers:
+                remove()
+            batch.close()
+            tasks = [task for task in awaiting.values() if not task.done()]
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.wait(tasks)
+        return [
+            self._slot_outcome(prepared, early.get(index, batch.slots[index]), boundaries[index])
+            for index, prepared in enumerate(calls)
+        ]
 
-        def work() -> None:
-            try:
-                outcome = context.run(execute, ctx, arguments)
-            except BaseException as error:  # handed to the awaiting task, as the loop would
-                _hand_back(loop, future, None, error)
-            else:
-                _hand_back(loop, future, outcome, None)
-
-        executor = self._executor
-        if executor is None:
-            loop.run_in_executor(None, work)  # the loop's default executor owns the job
-        elif executor.__class__ is ToolThreads:
-            cast(ToolThreads, executor).run_soon(work)  # no Future: work wakes the loop itself
-        else:
-            executor.submit(work)
-        return await future
+    def _slot_outcome(
+        self, prepared: PreparedToolCall, slot: object, boundary: AbortController
+    ) -> ToolOutput | ToolExecutionError | ToolSuspension:
+        ctx = prepared.context
+        name = prepared.name
+        if slot is EXPIRED:
+            return self._timed_out(boundary, name, ctx, TimeoutError())
+        if slot is GIVEN_UP:
+            cause = abort_cause(ctx.signal.reason)
+            return tool_error("cancelled", name, ctx, f'Tool "{name}" was cancelled.', cause)
+        if isinstance(slot, Raised | BaseException):
+            error = slot.error if isinstance(slot, Raised) else slot
+            if isinstance(error, StopIteration):  # what a future holding it would raise
+                error = RuntimeError("A tool raised StopIteration.")
+            failure = self._failure(prepared, error)
+            if isinstance(failure, ToolExecutionError | ToolSuspension):
+                return failure
+            raise failure  # an approval or a BaseException: handled as urgent before
+        try:
+            return self._normalize(prepared, slot)
+        except ToolExecutionError as error:
+            return error
 
     def _expiry(self, prepared: PreparedToolCall) -> float | None:
         candidates: list[float] = []
@@ -449,97 +569,9 @@ class ToolRunner:
                 model_text=envelope.model_text if envelope else None,
             )
         except Exception as error:
-            raise _error(
+            raise tool_error(
                 "validation", name, ctx, f'Invalid output from tool "{name}".', error
             ) from error
 
 
-def _hand_back(
-    loop: asyncio.AbstractEventLoop,
-    future: asyncio.Future[object],
-    outcome: object,
-    error: BaseException | None,
-) -> None:
-    """From a worker thread: settle ``future`` on its loop (dropped if the loop is gone)."""
-
-    def settle() -> None:
-        if future.done():
-            return  # the await was abandoned (timeout, cancel): the late outcome is dropped
-        if error is None:
-            future.set_result(outcome)
-        elif isinstance(error, StopIteration):  # a future refuses it: raise what a call would
-            future.set_exception(RuntimeError("A tool raised StopIteration."))
-        else:
-            future.set_exception(error)
-
-    with contextlib.suppress(RuntimeError):  # the loop closed: nobody is waiting any more
-        loop.call_soon_threadsafe(settle)
-
-
 _ON_LOOP_LIMIT: Final = 1024  # distinct execute callables remembered by one runner
-# ToolExecutionContext's slot descriptors: a context with only ``signal`` swapped is copied slot
-# by slot (its fields carry no converters or validators) instead of through attrs.evolve.
-_CTX_SLOTS: Final[tuple[Any, ...]] = tuple(
-    ToolExecutionContext.__dict__[field.name] for field in attrs.fields(ToolExecutionContext)
-)
-_CTX_SIGNAL: Final[Any] = ToolExecutionContext.__dict__["signal"]
-
-
-def _with_signal(ctx: ToolExecutionContext, signal: Any) -> ToolExecutionContext:
-    if ctx.__class__ is not ToolExecutionContext:  # a subclass may add fields or checks
-        return attrs.evolve(ctx, signal=signal)
-    clone = object.__new__(ToolExecutionContext)
-    for slot in _CTX_SLOTS:
-        slot.__set__(clone, slot.__get__(ctx, ToolExecutionContext))
-    _CTX_SIGNAL.__set__(clone, signal)
-    return clone
-
-
-def runs_on_loop(execute: Callable[..., object]) -> bool:
-    """Whether ``execute`` is a coroutine function (it runs on the event loop, not in a thread).
-
-    True for ``async def`` functions, partials of them and objects with an ``async def
-    __call__``; everything else is a plain function and runs in a worker thread.
-    """
-    if inspect.iscoroutinefunction(execute):
-        return True
-    call = getattr(type(execute), "__call__", None)  # noqa: B004 - the class's own __call__
-    return call is not None and inspect.iscoroutinefunction(call)
-
-
-def _unknown_tool(name: str, available: Sequence[str]) -> str:
-    if not available:
-        return f'Unknown tool "{name}". No tools are available.'
-    shown = list(available[:_MAX_LISTED_TOOLS])
-    more = len(available) - len(shown)
-    listed = ", ".join(shown) + (f" and {more} more" if more > 0 else "")
-    return f'Unknown tool "{name}". Available tools: {listed}.'
-
-
-def _approved(ctx: ToolExecutionContext, decision: InterruptDecision) -> bool:
-    return ctx.approval is not None and ctx.approval.interruption_id == decision.interruption_id
-
-
-def _abort_cause(reason: object) -> BaseException:
-    if isinstance(reason, BaseException):
-        return reason
-    return AbortError(reason=reason)
-
-
-def _error(
-    kind: ToolFailureKind,
-    name: str,
-    ctx: ToolExecutionContext,
-    message: str,
-    cause: BaseException | None = None,
-) -> ToolExecutionError:
-    return ToolExecutionError(
-        ToolFailure(
-            kind=kind,
-            tool_name=name,
-            call_id=ctx.call_id,
-            message=message,
-            cause=cause,
-            retryable=kind == "retry",
-        )
-    )

@@ -1,0 +1,164 @@
+"""What :class:`~actoviq.runtime.tools.runner.ToolRunner` shares with its helpers (internal).
+
+Typed failures (``tool_error``), the hand-back of a worker thread's outcome to the loop, the copy
+of a call's context with another signal, and the test whether a tool runs on the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import inspect
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from typing import Any, Final, cast
+
+import attrs
+
+from actoviq.core import AbortError
+from actoviq.runtime.tools.descriptor import ToolExecutionContext
+from actoviq.runtime.tools.errors import ToolExecutionError, ToolFailure, ToolFailureKind
+from actoviq.runtime.tools.policy import InterruptDecision
+from actoviq.runtime.tools.threads import ToolThreads
+
+__all__ = [
+    "abort_cause",
+    "approved",
+    "hand_back",
+    "run_in_thread",
+    "runs_on_loop",
+    "tool_error",
+    "unknown_tool",
+    "with_signal",
+]
+
+_MAX_LISTED_TOOLS: Final = 40
+
+
+def hand_back(
+    loop: asyncio.AbstractEventLoop,
+    future: asyncio.Future[object],
+    outcome: object,
+    error: BaseException | None,
+) -> None:
+    """From a worker thread: settle ``future`` on its loop (dropped if the loop is gone)."""
+
+    def settle() -> None:
+        if future.done():
+            return  # the await was abandoned (timeout, cancel): the late outcome is dropped
+        if error is None:
+            future.set_result(outcome)
+        elif isinstance(error, StopIteration):  # a future refuses it: raise what a call would
+            future.set_exception(RuntimeError("A tool raised StopIteration."))
+        else:
+            future.set_exception(error)
+
+    with contextlib.suppress(RuntimeError):  # the loop closed: nobody is waiting any more
+        loop.call_soon_threadsafe(settle)
+
+
+# ToolExecutionContext's slot descriptors: a context with only ``signal`` swapped is copied slot
+# by slot (its fields carry no converters or validators) instead of through attrs.evolve.
+_CTX_SLOTS: Final[tuple[Any, ...]] = tuple(
+    ToolExecutionContext.__dict__[field.name] for field in attrs.fields(ToolExecutionContext)
+)
+_CTX_SIGNAL: Final[Any] = ToolExecutionContext.__dict__["signal"]
+
+
+def with_signal(ctx: ToolExecutionContext, signal: Any) -> ToolExecutionContext:
+    """``ctx`` with ``signal`` instead of its own (copied slot by slot when exact)."""
+    if ctx.__class__ is not ToolExecutionContext:  # a subclass may add fields or checks
+        return attrs.evolve(ctx, signal=signal)
+    clone = object.__new__(ToolExecutionContext)
+    for slot in _CTX_SLOTS:
+        slot.__set__(clone, slot.__get__(ctx, ToolExecutionContext))
+    _CTX_SIGNAL.__set__(clone, signal)
+    return clone
+
+
+def runs_on_loop(execute: Callable[..., object]) -> bool:
+    """Whether ``execute`` is a coroutine function (it runs on the event loop, not in a thread).
+
+    True for ``async def`` functions, partials of them and objects with an ``async def
+    __call__``; everything else is a plain function and runs in a worker thread.
+    """
+    if inspect.iscoroutinefunction(execute):
+        return True
+    call = getattr(type(execute), "__call__", None)  # noqa: B004 - the class's own __call__
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+def unknown_tool(name: str, available: Sequence[str]) -> str:
+    """The message of a ``not_found`` failure (at most 40 tool names listed)."""
+    if not available:
+        return f'Unknown tool "{name}". No tools are available.'
+    shown = list(available[:_MAX_LISTED_TOOLS])
+    more = len(available) - len(shown)
+    listed = ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+    return f'Unknown tool "{name}". Available tools: {listed}.'
+
+
+def approved(ctx: ToolExecutionContext, decision: InterruptDecision) -> bool:
+    """Whether ``ctx`` carries the approval of ``decision``'s interruption."""
+    return ctx.approval is not None and ctx.approval.interruption_id == decision.interruption_id
+
+
+def abort_cause(reason: object) -> BaseException:
+    """The cause a ``cancelled`` failure carries for an abort ``reason``."""
+    if isinstance(reason, BaseException):
+        return reason
+    return AbortError(reason=reason)
+
+
+def tool_error(
+    kind: ToolFailureKind,
+    name: str,
+    ctx: ToolExecutionContext,
+    message: str,
+    cause: BaseException | None = None,
+) -> ToolExecutionError:
+    """A typed tool failure of ``kind`` for the call of ``ctx``."""
+    return ToolExecutionError(
+        ToolFailure(
+            kind=kind,
+            tool_name=name,
+            call_id=ctx.call_id,
+            message=message,
+            cause=cause,
+            retryable=kind == "retry",
+        )
+    )
+
+
+async def run_in_thread(
+    executor: Executor | None,
+    execute: Callable[[ToolExecutionContext, Any], object],
+    ctx: Any,
+    arguments: Any,
+) -> object:
+    """Run ``execute`` in a worker thread and await its result on the loop.
+
+    One ``call_soon_threadsafe`` hands the outcome back (lighter than ``run_in_executor``'s
+    future chaining, which matters when many plain tools run at once). An abandoned await
+    (timeout, cancellation) leaves the future done: the late outcome is dropped.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[object] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            outcome = context.run(execute, ctx, arguments)
+        except BaseException as error:  # handed to the awaiting task, as the loop would
+            hand_back(loop, future, None, error)
+        else:
+            hand_back(loop, future, outcome, None)
+
+    if executor is None:
+        loop.run_in_executor(None, work)  # the loop's default executor owns the job
+    elif executor.__class__ is ToolThreads:
+        cast(ToolThreads, executor).run_soon(work)  # no Future: work wakes the loop itself
+    else:
+        executor.submit(work)
+    return await future
