@@ -268,3 +268,24 @@ async def test_a_blocked_batch_holds_up_neither_the_run_deadline_nor_a_cancel(st
     assert blocked_when_the_run_ended
     assert result.status == "cancelled"
     assert "late" not in str(result.state)
+
+
+def test_a_commit_keeps_every_field_of_the_pending_call() -> None:
+    # commit() copies PendingTool field by field: a new field must be copied there too.
+    import attrs
+
+    from actoviq.runtime.tool_execution import commit
+    from actoviq.runtime.tools import PendingTool, PendingToolState, PendingToolTransitionError
+
+    names = [field.name for field in attrs.fields(PendingTool)]
+    assert names == ["call", "effect", "state", "interruption_id", "idempotency_key", "result"]
+    pending = attrs.evolve(
+        PendingTool.prepare(_call("c1", "save"), "idempotent-write", run_id="r1"),
+        interruption_id="i-1",
+    )
+    result = ToolResultItem(call_id="c1", name="save", status="success", output="ok")
+    committed = commit(pending, result)
+    expected = attrs.evolve(pending, state=PendingToolState.COMMITTED, result=result)
+    assert committed == expected and committed.idempotency_key == "r1:c1"
+    with pytest.raises(PendingToolTransitionError):  # PendingTool's own checks still run
+        commit(pending, cast(Any, None))

@@ -380,8 +380,21 @@ class ToolTurnState:
 
 
 def commit(pending: PendingTool, result: ToolResultItem) -> PendingTool:
-    """``pending`` committed with ``result``."""
-    return attrs.evolve(pending, state=PendingToolState.COMMITTED, result=result)
+    """``pending`` committed with ``result``.
+
+    Built field by field through ``PendingTool``'s own ``__init__`` (its checks run) rather than
+    ``attrs.evolve``, which looks the fields up again on every call (a commit per tool call).
+    """
+    if pending.__class__ is not PendingTool:  # a subclass may add fields
+        return attrs.evolve(pending, state=PendingToolState.COMMITTED, result=result)
+    return PendingTool(
+        call=pending.call,
+        effect=pending.effect,
+        state=PendingToolState.COMMITTED,
+        interruption_id=pending.interruption_id,
+        idempotency_key=pending.idempotency_key,
+        result=result,
+    )
 
 
 def _artifact_json(artifact: Any) -> JsonObject:
