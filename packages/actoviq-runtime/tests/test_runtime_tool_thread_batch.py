@@ -289,3 +289,33 @@ def test_a_commit_keeps_every_field_of_the_pending_call() -> None:
     assert committed == expected and committed.idempotency_key == "r1:c1"
     with pytest.raises(PendingToolTransitionError):  # PendingTool's own checks still run
         commit(pending, cast(Any, None))
+
+
+async def test_an_awaitable_of_a_stopped_batch_is_closed_not_left_unawaited(
+    pool: ToolThreads,
+) -> None:
+    import inspect
+
+    loop = asyncio.get_running_loop()
+    controller = AbortController()
+    made: list[Any] = []
+
+    async def later() -> str:
+        return "never"
+
+    def returns_awaitable(ctx: ToolExecutionContext, value: Any) -> object:
+        loop.call_soon_threadsafe(controller.abort, "stop")  # reaches the loop before the result
+        made.append(later())
+        return made[-1]
+
+    def quick(ctx: ToolExecutionContext, value: Any) -> str:
+        return "fine"
+
+    runner = ToolRunner(
+        ToolRegistry([json_tool("awaitable", returns_awaitable), json_tool("quick", quick)]),
+        executor=pool,
+    )
+    prepared = await _prepared(runner, "awaitable", "quick", signal=controller.signal)
+    outcomes = await asyncio.wait_for(runner.invoke_batch(prepared), BOUND)
+    assert cast(ToolExecutionError, outcomes[0]).failure.kind == "cancelled"
+    assert inspect.getcoroutinestate(made[0]) == inspect.CORO_CLOSED

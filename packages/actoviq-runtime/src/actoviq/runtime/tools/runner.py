@@ -501,11 +501,13 @@ class ToolRunner:
                     if isinstance(slot, Raised):
                         raise self._failure(calls[index], slot.error)
                     if calls[index].context.signal.aborted:  # stopped before it was awaited
+                        _drop(slot)
                         batch.resolve(index, GIVEN_UP)
                         continue
-                    awaiting[index] = loop.create_task(
-                        await_slot(batch, index, slot, whens[index], keeper)
-                    )
+                    task = loop.create_task(await_slot(batch, index, slot, whens[index], keeper))
+                    # A task cancelled before it first ran never enters await_slot: given up.
+                    task.add_done_callback(functools.partial(_given_up, batch, index, slot))
+                    awaiting[index] = task
         finally:
             for entry in entries:
                 keeper.leave(entry)
@@ -575,3 +577,15 @@ class ToolRunner:
 
 
 _ON_LOOP_LIMIT: Final = 1024  # distinct execute callables remembered by one runner
+
+
+def _given_up(batch: ThreadBatch, index: int, awaitable: object, task: asyncio.Task[None]) -> None:
+    if task.cancelled():  # cancelled before it first ran: the awaitable was never awaited
+        _drop(awaitable)
+    batch.resolve(index, GIVEN_UP)  # a no-op once await_slot resolved the slot
+
+
+def _drop(awaitable: object) -> None:
+    """An awaitable a plain tool returned that will not be awaited (the run was stopped)."""
+    if inspect.iscoroutine(awaitable):
+        awaitable.close()

@@ -87,7 +87,7 @@ class ThreadBatch:
         size: how many calls.
     """
 
-    __slots__ = ("_lock", "_loop", "_open", "_waiter", "_woken", "slots", "urgent")
+    __slots__ = ("_lock", "_loop", "_open", "_resolved", "_waiter", "_woken", "slots", "urgent")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, size: int) -> None:
         self._loop = loop
@@ -95,6 +95,7 @@ class ThreadBatch:
         self._open = size  # slots not yet settled
         self._waiter: asyncio.Future[None] = loop.create_future()
         self._woken = False  # a wake-up is on its way to the loop
+        self._resolved: set[int] = set()  # urgent slots given their final outcome
         self.slots: list[object] = [PENDING] * size
         self.urgent: list[int] = []  # settled slots the loop must look at now (see module doc)
 
@@ -174,8 +175,11 @@ class ThreadBatch:
         self._wake()
 
     def resolve(self, index: int, outcome: object) -> None:
-        """On the loop: an urgent slot's final outcome (its awaitable was awaited)."""
+        """On the loop: an urgent slot's final outcome (its awaitable was awaited); once."""
         with self._lock:
+            if index in self._resolved:
+                return
+            self._resolved.add(index)
             self.slots[index] = outcome
             if isinstance(outcome, Raised) and escapes(outcome.error):
                 self.urgent.append(index)  # the batch stops: the awaiting task raises it
