@@ -21,9 +21,12 @@ help:
 ensure-uv:
 	@$(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet --disable-pip-version-check uv
 
+# `make test` syncs once, then sets ACTOVIQ_SETUP_DONE for the targets it runs side by side.
 setup: ensure-uv
+ifndef ACTOVIQ_SETUP_DONE
 	$(UV) lock
 	$(UV) sync --frozen --all-packages --all-extras
+endif
 
 lint: setup
 	$(RUN) ruff check .
@@ -51,10 +54,10 @@ unit: setup
 	   pg_env="$$(bash $(PG_START) || true)"; eval "$$pg_env"; fi; \
 	 if [ -z "$${ACTOVIQ_TEST_POSTGRES_URL:-}" ]; then \
 	   echo "PostgreSQL not available: the Postgres leg of the store suite will skip"; fi; \
-	 $(PYTEST) packages -p no:cacheprovider
+	 $(PYTEST) packages -p no:cacheprovider $(PYTEST_ARGS)
 
 integration: setup
-	$(PYTEST) tests-integration -p no:cacheprovider
+	$(PYTEST) tests-integration -p no:cacheprovider $(PYTEST_ARGS)
 
 examples: setup
 	$(RUN) python tools/run_examples.py --offline
@@ -66,16 +69,23 @@ build: setup
 check-wheels: build
 	$(RUN) python tools/check_wheels.py dist
 
-# Unit tests on every other Python >= 3.11 the machine has, each in its own venv.
+# Unit tests on every other Python >= 3.11 the machine has, each in its own venv
+# (PYTHONS=3.12 picks one).
 pythons: ensure-uv
-	$(RUN) python tools/other_pythons.py
+	$(RUN) python tools/other_pythons.py $(PYTHONS)
 
 # The browser the actoviq-cli page test drives (Debian chromium + chromium-driver through apt when
 # missing; says why and goes on when it cannot: that test then skips with the reason).
 browser:
 	@bash packages/actoviq-cli/ci/install-browser.sh
 
-test: browser lint typecheck layers ranges unit integration examples docs check-wheels pythons
+# Every check: the targets lint typecheck layers ranges unit integration examples docs
+# check-wheels pythons, each as its own leg, side by side (CI_JOBS legs at a time, default: the
+# number of cores; CI_JOBS=1 runs them one after the other). Logs: .ci-logs/<leg>.log.
+CI_JOBS ?=
+
+test: browser setup
+	$(PYTHON) tools/run_ci.py $(if $(CI_JOBS),--jobs $(CI_JOBS))
 	@echo "make test: all checks passed"
 
 bench: setup
@@ -92,7 +102,7 @@ demo: setup
 export NO_MKDOCS_2_WARNING := 1
 
 docs: setup
-	$(RUN) python tools/gen_schemas.py
+	$(RUN) python tools/gen_schemas.py $(SCHEMAS_FLAGS)
 	$(RUN) mkdocs build --strict --quiet
 	$(RUN) python tools/check_site_links.py site
 
@@ -109,4 +119,4 @@ e2e-local: setup
 	  --cache $(E2E_CACHE)
 
 clean:
-	rm -rf dist site .bench .venv-py* .pytest_cache .ruff_cache
+	rm -rf dist site .bench .venv-py* .pytest_cache .ruff_cache .ci-logs

@@ -8,6 +8,8 @@ process per interpreter, each with its own ``--basetemp``): a pytest run is one 
 machine with two or more cores the other Pythons cost about the time of one run instead of the sum
 (this pass is the largest part of ``make test``). Each run's output goes to a log file; a run that
 fails has the end of its log printed. ``--serial`` runs them one after the other instead.
+Versions named on the command line (``other_pythons.py 3.12``) restrict the pass to them: ``make
+test`` runs each as a leg of its own (tools/run_ci.py).
 """
 
 from __future__ import annotations
@@ -61,9 +63,9 @@ def _pytest_command(uv: list[str], version: str, basetemp: Path) -> list[str]:
     ]
 
 
-def _installed(uv: list[str]) -> list[str]:
+def _installed(uv: list[str], wanted: tuple[str, ...]) -> list[str]:
     found: list[str] = []
-    for version in CANDIDATES:
+    for version in wanted:
         probe = subprocess.run(
             [*uv, "python", "find", version], capture_output=True, text=True, check=False
         )
@@ -81,9 +83,14 @@ def _tail(path: Path, lines: int) -> str:
 def main(argv: list[str]) -> int:
     uv = uv_command()
     serial = "--serial" in argv
+    named = tuple(arg for arg in argv if not arg.startswith("-"))
+    unknown = [version for version in named if version not in CANDIDATES]
+    if unknown:
+        print(f"not a candidate Python: {', '.join(unknown)} (candidates: {', '.join(CANDIDATES)})")
+        return 2
     failures: list[str] = []
     versions: list[str] = []
-    for version in _installed(uv):
+    for version in _installed(uv, named or CANDIDATES):
         sync = [*uv, "sync", "-q", "--frozen", "-p", version, "--all-packages", "--all-extras"]
         print(f"Python {version}: {' '.join(sync[1:])}", flush=True)
         if subprocess.call(sync, cwd=ROOT, env=_environment(version)):
