@@ -13,8 +13,13 @@ from dbos import DBOS
 from dbos_harness import default_kind, launched, system_url
 
 from actoviq.core import AgentSpec, TextItem, ToolCallItem, ToolResultItem
-from actoviq.dbos import DbosBackgroundEngine, DbosQueueSettings
-from actoviq.orchestration import BackgroundChildManager, ChildRunner
+from actoviq.dbos import DbosBackgroundEngine, DbosQueueSettings, dbos_engine
+from actoviq.orchestration import (
+    BackgroundChildManager,
+    BackgroundConfig,
+    ChildRunner,
+    OrchestrationConfigError,
+)
 from actoviq.orchestration.background import registered_background_engines
 from actoviq.providers import ModelRegistry, ModelRequest
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
@@ -74,6 +79,29 @@ async def test_the_engine_is_chosen_by_configuration(dbos_sqlite: None) -> None:
         assert isinstance(manager.engine, DbosBackgroundEngine)
     finally:
         await manager.aclose()
+        await gated.runtime.close()
+
+
+async def test_the_dbos_factory_takes_the_config_and_its_options(dbos_sqlite: None) -> None:
+    gated = Gated()
+    runner = ChildRunner(gated.runtime)
+    store = InMemoryDurableChildStore()
+    options = {"queue": {"name": "factory-q", "concurrency": 2}, "priority": 3}
+    config = BackgroundConfig(
+        engine="dbos", store=store, owner_id="w-7", lease_ms=4321, options=options
+    )
+    engine = dbos_engine(runner, config)
+    try:
+        assert (engine.owner_id, engine.lease_ms, engine.store) == ("w-7", 4321, store)
+        assert engine.queue == DbosQueueSettings(name="factory-q", concurrency=2)
+        assert (engine.priority, engine.timeout_seconds) == (3, None)
+        named = dbos_engine(runner, BackgroundConfig(store=store, options={"queue": "by-name"}))
+        assert named.queue.name == "by-name"
+        await named.aclose()
+        with pytest.raises(OrchestrationConfigError, match='"dbos" background engine needs'):
+            dbos_engine(runner, BackgroundConfig(engine="dbos"))
+    finally:
+        await engine.aclose()
         await gated.runtime.close()
 
 

@@ -176,6 +176,36 @@ async def test_engine_selection_by_configuration() -> None:
         await by_name.aclose()
 
 
+async def test_an_engine_is_built_from_every_field_of_its_config() -> None:
+    store = InMemoryDurableChildStore()
+
+    def clock() -> int:
+        return 42
+
+    async with runtime_for() as runtime:
+        runner = ChildRunner(runtime)
+        config = BackgroundConfig(
+            store=store, tenant_id="t-9", lease_ms=1234, owner_id="w-9", clock=clock, capacity=3
+        )
+        engine = StoreBackgroundEngine.from_config(runner, config)
+        try:
+            assert (engine.owner_id, engine.lease_ms, engine.store) == ("w-9", 1234, store)
+            assert await engine.now_ms() == 42
+            # The tenant reaches the records: another tenant's view of the store is empty.
+            await store.create(tenant_id="t-9", record={**REFERENCE_RECORD, "childId": "c-9"})
+            assert [r.child_id for r in await engine.list_children()] == ["c-9"]
+            other = StoreBackgroundEngine.from_config(runner, BackgroundConfig(store=store))
+            assert await other.list_children() == []
+            await other.aclose()
+        finally:
+            await engine.aclose()
+        with pytest.raises(OrchestrationConfigError, match="needs a durable child store") as no:
+            StoreBackgroundEngine.from_config(runner, BackgroundConfig())
+        assert no.value.details == {"field": "store"}
+        with pytest.raises(OrchestrationConfigError, match="leaseMs"):
+            StoreBackgroundEngine.from_config(runner, BackgroundConfig(store=store, lease_ms=0))
+
+
 async def test_background_events_land_in_the_parents_trace() -> None:
     sink = InMemoryEventSink()
     async with runtime_for(script("worker", ["done"]), event_sinks=[sink]) as runtime:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Sequence
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import attrs
@@ -141,25 +142,21 @@ class DbosBackgroundEngine(StoreBackgroundEngine):
             )
         self._queue_ready = True
 
-    def _launch(
+    def _fly(
         self,
         record: DurableChildRecord,
-        decisions: Sequence[InterruptionDecision] | None = None,
-        context: JsonValue | Unset = UNSET,
-    ) -> asyncio.Future[RunResult[Any]]:
-        child_id = record.child_id
-        flight = self._flights.get(child_id)
-        if flight is not None:
-            return flight
+        decisions: Sequence[InterruptionDecision] | None,
+        context: JsonValue | Unset,
+        flight: asyncio.Future[RunResult[Any]],
+    ) -> CoroutineType[Any, Any, None]:
+        """Settle the registered ``flight``: enqueue the child's DBOS workflow.
+
+        The submission future is registered at once (``spawn`` and ``resume`` await it).
+        """
         self._loop = asyncio.get_running_loop()
-        flight = self._loop.create_future()
-        flight.add_done_callback(lambda f: f.cancelled() or f.exception())
-        self._flights[child_id] = flight
-        submitted = self._loop.create_future()
-        submitted.add_done_callback(lambda f: f.cancelled() or f.exception())
-        self._submitted[child_id] = submitted
-        self._track(self._enqueue(child_id, decisions, context, flight, submitted))
-        return flight
+        submitted: asyncio.Future[None] = self._quiet_future()
+        self._submitted[record.child_id] = submitted
+        return self._enqueue(record.child_id, decisions, context, flight, submitted)
 
     async def _submission(self, child_id: str) -> None:
         """Wait until the child's workflow is durably enqueued (raises if enqueueing failed)."""
@@ -234,8 +231,7 @@ class DbosBackgroundEngine(StoreBackgroundEngine):
             if not submitted.done():
                 submitted.set_exception(error)
         finally:
-            if self._flights.get(child_id) is flight:
-                del self._flights[child_id]
+            self._land(child_id, flight)
 
     async def result_from_record(self, child_id: str) -> RunResult[Any]:
         """The child's result as its record states it (typed errors otherwise)."""
@@ -291,11 +287,6 @@ class DbosBackgroundEngine(StoreBackgroundEngine):
         if settled.terminal:
             self._forget(child_id)
         return {"status": settled.status}
-
-    def _land(self, child_id: str, flight: asyncio.Future[RunResult[Any]] | None) -> None:
-        """The outcome is handed over: later ``result()`` calls read the record."""
-        if flight is not None and self._flights.get(child_id) is flight:
-            del self._flights[child_id]
 
     async def _expire_dead_lease(self, record: DurableChildRecord) -> DurableChildRecord:
         """A recovered execution: the worker that held the lease died with its process."""
@@ -405,19 +396,12 @@ def dbos_engine(runner: ChildRunner, config: BackgroundConfig) -> DbosBackground
         queue = DbosQueueSettings(name=queue)
     elif isinstance(queue, dict):
         queue = DbosQueueSettings(**cast(dict[str, Any], queue))
-    return DbosBackgroundEngine(
+    return DbosBackgroundEngine.from_config(
         runner,
-        config.store,
+        config,
         queue=cast(DbosQueueSettings | None, queue),
         priority=options.pop("priority", None),
         timeout_seconds=options.pop("timeout_seconds", None),
-        tenant_id=config.tenant_id,
-        lease_ms=config.lease_ms,
-        owner_id=config.owner_id,
-        resolve_agent=config.resolve_agent,
-        clock=config.clock,
-        ledger_store=config.ledger_store,
-        capacity=config.capacity,
     )
 
 

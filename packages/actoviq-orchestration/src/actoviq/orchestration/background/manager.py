@@ -37,7 +37,6 @@ from actoviq.orchestration.background.engine import (
 )
 from actoviq.orchestration.background.records import DurableChildRecord, ReconcileResolution
 from actoviq.orchestration.background.store_engine import StoreBackgroundEngine
-from actoviq.orchestration.errors import OrchestrationConfigError
 from actoviq.orchestration.outcomes import ChildFailurePolicy, SessionMode
 from actoviq.orchestration.scope import OrchestrationScope
 from actoviq.runtime import AgentInput, InterruptionDecision, ToolEffect
@@ -54,23 +53,7 @@ def store_engine_factory(runner: ChildRunner, config: BackgroundConfig) -> Store
     Raises:
         OrchestrationConfigError: ``config.store`` is not set.
     """
-    if config.store is None:
-        raise OrchestrationConfigError(
-            'The "store" background engine needs a durable child store, e.g. '
-            "SqliteStorage.children or InMemoryDurableChildStore().",
-            details={"field": "store"},
-        )
-    return StoreBackgroundEngine(
-        runner,
-        config.store,
-        tenant_id=config.tenant_id,
-        lease_ms=config.lease_ms,
-        owner_id=config.owner_id,
-        resolve_agent=config.resolve_agent,
-        clock=config.clock,
-        ledger_store=config.ledger_store,
-        capacity=config.capacity,
-    )
+    return StoreBackgroundEngine.from_config(runner, config)
 
 
 register_background_engine("store", store_engine_factory)

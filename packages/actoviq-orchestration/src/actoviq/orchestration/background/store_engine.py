@@ -17,10 +17,9 @@ releases their leases and awaits them.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import uuid
 from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, Self, cast
 
 from actoviq.core import (
     UNSET,
@@ -43,6 +42,7 @@ from actoviq.orchestration.background._support import (
 from actoviq.orchestration.background.engine import (
     DEFAULT_CANCEL_REASON,
     AgentResolver,
+    BackgroundConfig,
     Clock,
     RecoveryReport,
 )
@@ -52,7 +52,6 @@ from actoviq.orchestration.background.errors import (
     DurableChildConflictError,
     DurableChildError,
     DurableChildFailedError,
-    DurableChildNotFoundError,
     DurableChildStateError,
 )
 from actoviq.orchestration.background.execution import ChildExecutor
@@ -63,19 +62,14 @@ from actoviq.orchestration.background.records import (
     ReconcileResolution,
     normalize_input,
 )
+from actoviq.orchestration.background.store_records import StoreRecords
 from actoviq.orchestration.durable_budget import DurableBudgetLedger
 from actoviq.orchestration.errors import ChildScopeError, OrchestrationConfigError
 from actoviq.orchestration.outcomes import ChildFailurePolicy, SessionMode
 from actoviq.orchestration.persisted import persist_scope
 from actoviq.orchestration.scope import OrchestrationScope
 from actoviq.runtime import AgentInput, InterruptionDecision, ToolEffect
-from actoviq.runtime.stores import (
-    BudgetLedgerStore,
-    DurableChildStore,
-    StoreClock,
-    new_lease_owner,
-    wall_clock_ms,
-)
+from actoviq.runtime.stores import BudgetLedgerStore, DurableChildStore, new_lease_owner
 
 if TYPE_CHECKING:
     from actoviq.orchestration.child_runner import ChildRunner
@@ -91,7 +85,7 @@ _SETTLING_ERRORS: Final = (
 )
 
 
-class StoreBackgroundEngine:
+class StoreBackgroundEngine(StoreRecords):
     """The :class:`~actoviq.orchestration.background.engine.BackgroundEngine` on a store.
 
     Args:
@@ -105,6 +99,10 @@ class StoreBackgroundEngine:
         clock: epoch-ms lease clock (default: the store's :class:`StoreClock`, else the wall).
         ledger_store: the budget ledger store, for children of durable-ledger trees.
         capacity: permits shared by the children this worker runs for restored parents.
+
+    Records are read and written through :class:`StoreRecords` (``query``, ``list_children``,
+    the lease clock ``now_ms``); :meth:`from_config` builds the engine from a
+    :class:`BackgroundConfig`.
 
     Raises:
         OrchestrationConfigError: ``lease_ms`` is not a positive safe integer ("leaseMs").
@@ -128,14 +126,10 @@ class StoreBackgroundEngine:
                 "Background child leaseMs must be a positive safe integer.",
                 details={"field": "leaseMs"},
             )
+        super().__init__(store, tenant_id=tenant_id, clock=clock)
         self._runner = runner
-        self._store = store
-        self._tenant = tenant_id
         self._lease_ms = lease_ms
         self._owner = owner_id or new_lease_owner()
-        self._clock: Clock = clock or (
-            store.clock_ms if isinstance(store, StoreClock) else wall_clock_ms
-        )
         self._children = ChildContext(
             runner, resolve_agent=resolve_agent, ledger_store=ledger_store, capacity=capacity
         )
@@ -152,63 +146,44 @@ class StoreBackgroundEngine:
         self._listeners: dict[str, Callable[[], None]] = {}
         self._closed = False
 
+    @classmethod
+    def from_config(cls, runner: ChildRunner, config: BackgroundConfig, **extra: Any) -> Self:
+        """The engine a :class:`BackgroundConfig` describes (``config.options`` aside).
+
+        ``extra`` goes to the constructor as well (an engine's own settings).
+
+        Raises:
+            OrchestrationConfigError: ``config.store`` is not set ("store"), or ``lease_ms`` is
+                not a positive safe integer ("leaseMs").
+        """
+        if config.store is None:
+            raise OrchestrationConfigError(
+                f'The "{config.engine}" background engine needs a durable child store, e.g. '
+                "SqliteStorage.children or InMemoryDurableChildStore().",
+                details={"field": "store"},
+            )
+        return cls(
+            runner,
+            config.store,
+            tenant_id=config.tenant_id,
+            lease_ms=config.lease_ms,
+            owner_id=config.owner_id,
+            resolve_agent=config.resolve_agent,
+            clock=config.clock,
+            ledger_store=config.ledger_store,
+            capacity=config.capacity,
+            **extra,
+        )
+
     @property
     def owner_id(self) -> str:
         """This worker's id (its leases name it)."""
         return self._owner
 
     @property
-    def store(self) -> DurableChildStore:
-        """The store the records live in."""
-        return self._store
-
-    @property
     def lease_ms(self) -> int:
         """The lease length."""
         return self._lease_ms
-
-    # -- record access (also the executor's and the lease keepers' RecordIO) ---------------------
-
-    async def now_ms(self) -> int:
-        """The lease clock (epoch ms)."""
-        value = self._clock()
-        if inspect.isawaitable(value):
-            value = await value
-        return int(value)
-
-    async def load(self, child_id: str) -> DurableChildRecord | None:
-        """The record, or None."""
-        row = await self._store.get(tenant_id=self._tenant, child_id=child_id)
-        return None if row is None else DurableChildRecord.from_json(row.record)
-
-    async def cas(self, current: DurableChildRecord, next: DurableChildRecord) -> bool:
-        """Compare-and-set ``next`` over ``current``'s revision."""
-        return await self._store.compare_and_set(
-            tenant_id=self._tenant,
-            child_id=current.child_id,
-            expected_revision=current.revision,
-            record=next.to_json(),
-        )
-
-    async def query(self, child_id: str) -> DurableChildRecord:
-        """See :class:`BackgroundEngine`."""
-        record = await self.load(child_id)
-        if record is None:
-            raise DurableChildNotFoundError(child_id)
-        return record
-
-    async def list_children(
-        self,
-        *,
-        parent_run_id: str | None = None,
-        status: str | None = None,
-        limit: int | None = None,
-    ) -> list[DurableChildRecord]:
-        """See :class:`BackgroundEngine`."""
-        rows = await self._store.list_children(
-            tenant_id=self._tenant, parent_run_id=parent_run_id, status=status, limit=limit
-        )
-        return [DurableChildRecord.from_json(row.record) for row in rows]
 
     # -- spawn and execution --------------------------------------------------------------------
 
@@ -318,41 +293,56 @@ class StoreBackgroundEngine:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    @staticmethod
+    def _quiet_future() -> asyncio.Future[Any]:
+        """A future on the running loop whose exception is no warning when nobody awaits it."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+        return future
+
     def _launch(
         self,
         record: DurableChildRecord,
         decisions: Sequence[InterruptionDecision] | None = None,
         context: JsonValue | Unset = UNSET,
     ) -> asyncio.Future[RunResult[Any]]:
-        child_id = record.child_id
-        flight = self._flights.get(child_id)
-        if flight is not None:
-            return flight
-        flight = asyncio.get_running_loop().create_future()
-        flight.add_done_callback(lambda f: f.cancelled() or f.exception())
-        self._flights[child_id] = flight
-
-        async def fly() -> None:
-            try:
-                result, settled = await self._executor.execute(record, decisions, context)
-            except asyncio.CancelledError:
-                flight.cancel()
-                raise
-            except BaseException as error:  # handed to whoever awaits result()
-                flight.set_exception(error)
-                if isinstance(error, _SETTLING_ERRORS) or not isinstance(error, DurableChildError):
-                    self._forget(child_id)  # the record is terminal now
-            else:
-                assert result is not None
-                flight.set_result(result)
-                if settled.terminal:
-                    self._forget(child_id)
-            finally:
-                if self._flights.get(child_id) is flight:
-                    del self._flights[child_id]
-
-        self._track(fly())
+        """The child's in-flight result: the one already registered, else a new one, started."""
+        flight = self._flights.get(record.child_id)
+        if flight is None:
+            flight = self._flights[record.child_id] = self._quiet_future()
+            self._track(self._fly(record, decisions, context, flight))
         return flight
+
+    async def _fly(
+        self,
+        record: DurableChildRecord,
+        decisions: Sequence[InterruptionDecision] | None,
+        context: JsonValue | Unset,
+        flight: asyncio.Future[RunResult[Any]],
+    ) -> None:
+        """Settle the registered ``flight`` (an engine task): here, the child runs here."""
+        child_id = record.child_id
+        try:
+            result, settled = await self._executor.execute(record, decisions, context)
+        except asyncio.CancelledError:
+            flight.cancel()
+            raise
+        except BaseException as error:  # handed to whoever awaits result()
+            flight.set_exception(error)
+            if isinstance(error, _SETTLING_ERRORS) or not isinstance(error, DurableChildError):
+                self._forget(child_id)  # the record is terminal now
+        else:
+            assert result is not None
+            flight.set_result(result)
+            if settled.terminal:
+                self._forget(child_id)
+        finally:
+            self._land(child_id, flight)
+
+    def _land(self, child_id: str, flight: asyncio.Future[RunResult[Any]] | None) -> None:
+        """The outcome is handed over: later ``result()`` calls read the record."""
+        if flight is not None and self._flights.get(child_id) is flight:
+            del self._flights[child_id]
 
     # -- operations -------------------------------------------------------------------------------
 
