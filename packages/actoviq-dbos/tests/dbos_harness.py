@@ -27,15 +27,13 @@ from dbos import DBOS, DBOSConfig
 
 from actoviq.core import (
     AgentSpec,
-    CanonicalItem,
-    ProviderResponseError,
     ToolCallItem,
     ToolResultItem,
 )
 from actoviq.dbos import DbosQueueSettings
 from actoviq.orchestration import BackgroundChildManager, ChildRunner
 from actoviq.orchestration.background import AgentResolver, Clock
-from actoviq.orchestration.background.conformance import KitAgent
+from actoviq.orchestration.background.conformance import KitAgent, scripted_kit_provider
 from actoviq.providers import ModelRegistry, ModelRequest
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
 from actoviq.runtime import (
@@ -178,23 +176,6 @@ def crash_after_tool() -> MiddlewareDefinition:
     return define_middleware("crash-after-tool", "afterToolCall", crash)
 
 
-def scripted_kit_agent(agent: KitAgent) -> ScriptedProvider:
-    """The scripted provider answering for a background-kit agent."""
-
-    def answer(request: ModelRequest) -> ScriptedTurn:
-        turn = agent.respond(list[CanonicalItem](request.input))
-        usage = {
-            "inputTokens": turn.total_tokens,
-            "outputTokens": 0,
-            "totalTokens": turn.total_tokens,
-        }
-        if turn.error is not None:
-            return ScriptedTurn(error=ProviderResponseError(turn.error, provider_id=agent.spec.id))
-        return ScriptedTurn(text=turn.text, tool_calls=list(turn.tool_calls), usage=usage)
-
-    return ScriptedProvider([answer], id=agent.spec.id, repeat_last=True)
-
-
 @attrs.frozen
 class KitBackend:
     """The child store one kit check shares between its workers, and its tenant."""
@@ -217,7 +198,7 @@ class EngineHarness:
 
     def runtime(self, agents: Sequence[KitAgent], tools: Sequence[RuntimeTool]) -> AgentRuntime:
         return AgentRuntime(
-            models=ModelRegistry([scripted_kit_agent(agent) for agent in agents]),
+            models=ModelRegistry([scripted_kit_provider(agent) for agent in agents]),
             tools=list(tools),
             services=RuntimeServices(),
         )

@@ -12,12 +12,10 @@ from typing import Any
 import attrs
 import pytest
 
-from actoviq.core import CanonicalItem, ProviderResponseError
 from actoviq.orchestration import BackgroundChildManager, ChildRunner
 from actoviq.orchestration.background import AgentResolver, Clock
-from actoviq.orchestration.background.conformance import KitAgent
-from actoviq.providers import ModelRegistry, ModelRequest
-from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
+from actoviq.orchestration.background.conformance import KitAgent, scripted_kit_provider
+from actoviq.providers import ModelRegistry
 from actoviq.runtime import (
     AgentRuntime,
     DurableChildStore,
@@ -59,23 +57,6 @@ class Backend:
     tenant_id: str
 
 
-def scripted(agent: KitAgent) -> ScriptedProvider:
-    """The scripted provider answering for a kit agent."""
-
-    def answer(request: ModelRequest) -> ScriptedTurn:
-        turn = agent.respond(list[CanonicalItem](request.input))
-        usage = {
-            "inputTokens": turn.total_tokens,
-            "outputTokens": 0,
-            "totalTokens": turn.total_tokens,
-        }
-        if turn.error is not None:
-            return ScriptedTurn(error=ProviderResponseError(turn.error, provider_id=agent.spec.id))
-        return ScriptedTurn(text=turn.text, tool_calls=list(turn.tool_calls), usage=usage)
-
-    return ScriptedProvider([answer], id=agent.spec.id, repeat_last=True)
-
-
 class StoreHarness:
     """Runs the kit against ``StoreBackgroundEngine`` on one backend kind."""
 
@@ -86,7 +67,7 @@ class StoreHarness:
     def runtime(self, agents: Sequence[KitAgent], tools: Sequence[RuntimeTool]) -> AgentRuntime:
         """One runtime serving every kit agent."""
         return AgentRuntime(
-            models=ModelRegistry([scripted(agent) for agent in agents]),
+            models=ModelRegistry([scripted_kit_provider(agent) for agent in agents]),
             tools=list(tools),
             services=RuntimeServices(),
         )

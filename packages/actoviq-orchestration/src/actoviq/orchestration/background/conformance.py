@@ -13,9 +13,9 @@ Each check opens "workers" (a runtime, a runner and a manager each) over one bac
 processes would, and drives the kit's scripted agents through spawn, takeover, reconciliation,
 resume of interrupted children, cancellation and the lease rules. Time is a
 :class:`~actoviq.orchestration.background.kit.ManualClock` unless a check needs real heartbeats.
-The orchestration package cannot import a model provider (D1), so the harness turns each
-:class:`~actoviq.orchestration.background.kit.KitTurn` into its provider's answer
-(``ScriptedProvider`` in tests).
+A harness serves each kit agent with
+:func:`~actoviq.orchestration.background.kit.scripted_kit_provider` (a ``ScriptedProvider``
+answering with the agent's :class:`~actoviq.orchestration.background.kit.KitTurn`).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from actoviq.orchestration.background.kit import (
     KitTurn,
     KitWorker,
     ManualClock,
+    scripted_kit_provider,
 )
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "KitWorker",
     "ManualClock",
     "run_background_check",
+    "scripted_kit_provider",
 ]
 
 _MODULES = (_checks,)  # importing it registers the checks

@@ -1,6 +1,8 @@
 """The background conformance kit's world: scripted agents, gates, a manual clock, workers.
 
 See :mod:`actoviq.orchestration.background.conformance` for how an engine runs the checks.
+:func:`scripted_kit_provider` is the model a harness gives each kit agent: the one module of the
+package that imports a provider (``actoviq.providers.testing``, test support; docs/decisions.md).
 
 """
 
@@ -13,11 +15,20 @@ from typing import Any, Protocol
 
 import attrs
 
-from actoviq.core import AgentSpec, CanonicalItem, TextItem, ToolCallItem, ToolResultItem
+from actoviq.core import (
+    AgentSpec,
+    CanonicalItem,
+    ProviderResponseError,
+    TextItem,
+    ToolCallItem,
+    ToolResultItem,
+)
 from actoviq.orchestration.background.engine import AgentResolver, Clock
 from actoviq.orchestration.background.manager import BackgroundChildManager
 from actoviq.orchestration.child_runner import ChildRunner
 from actoviq.orchestration.scope import OrchestrationScope
+from actoviq.providers import ModelRequest
+from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
 from actoviq.runtime import (
     AgentRuntime,
     RuntimeTool,
@@ -38,6 +49,7 @@ __all__ = [
     "KitWorker",
     "ManualClock",
     "register_check",
+    "scripted_kit_provider",
 ]
 
 KIT_AGENT_IDS = ("kit-echo", "kit-fail", "kit-wait", "kit-write", "kit-pay")
@@ -75,6 +87,27 @@ class ManualClock:
     def advance(self, ms: int) -> None:
         """Move time forward by ``ms``."""
         self.now_ms += ms
+
+
+def scripted_kit_provider(agent: KitAgent) -> ScriptedProvider:
+    """The scripted model of a kit agent: each request answered by ``agent.respond``.
+
+    The provider's id is the agent's id (its model is ``<agent id>:model``); a turn's
+    ``total_tokens`` is reported as input tokens, and a turn's ``error`` is raised as a
+    ``ProviderResponseError``. A harness's ``runtime()`` serves one per agent::
+
+        AgentRuntime(models=ModelRegistry([scripted_kit_provider(a) for a in agents]), ...)
+    """
+
+    def answer(request: ModelRequest) -> ScriptedTurn:
+        turn = agent.respond(list[CanonicalItem](request.input))
+        if turn.error is not None:
+            return ScriptedTurn(error=ProviderResponseError(turn.error, provider_id=agent.spec.id))
+        tokens = turn.total_tokens
+        usage = {"inputTokens": tokens, "outputTokens": 0, "totalTokens": tokens}
+        return ScriptedTurn(text=turn.text, tool_calls=list(turn.tool_calls), usage=usage)
+
+    return ScriptedProvider([answer], id=agent.spec.id, repeat_last=True)
 
 
 class BackgroundHarness(Protocol):
