@@ -82,10 +82,12 @@ browser:
 # Every check: the targets lint typecheck layers ranges unit integration examples docs
 # check-wheels pythons, each as its own leg, side by side (CI_JOBS legs at a time, default: the
 # number of cores; CI_JOBS=1 runs them one after the other). Logs: .ci-logs/<leg>.log.
+# CI_LEGS="unit lint" runs only the legs named (leg names: python tools/run_ci.py --help).
 CI_JOBS ?=
+CI_LEGS ?=
 
 test: browser setup
-	$(PYTHON) tools/run_ci.py $(if $(CI_JOBS),--jobs $(CI_JOBS))
+	$(PYTHON) tools/run_ci.py $(if $(CI_JOBS),--jobs $(CI_JOBS)) $(CI_LEGS)
 	@echo "make test: all checks passed"
 
 bench: setup

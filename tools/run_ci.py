@@ -205,7 +205,8 @@ def main(argv: list[str]) -> int:
     """Parse the arguments and run the legs."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="legs at a time")
-    parser.add_argument("legs", nargs="*", help="legs to run (default: all)")
+    names = ", ".join(leg.name for leg in LEGS)
+    parser.add_argument("legs", nargs="*", help=f"legs to run (default: all): {names}")
     args = parser.parse_args(argv)
     logs = Path(os.environ.get("ACTOVIQ_CI_LOGS") or ROOT / ".ci-logs")
     return run(select(args.legs), max(1, args.jobs), logs)
