@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import platform
 import statistics
@@ -207,12 +208,68 @@ def _memory(n: int) -> dict[str, Any]:
     }
 
 
+def _spread(values: Sequence[float]) -> dict[str, float]:
+    return {"min": round(min(values), 4), "max": round(max(values), 4)}
+
+
+def _shape(n: int, repeat: int, burst: int) -> dict[str, list[dict[str, float]]]:
+    """``repeat`` runs of every scenario, interleaved in one process (ABC, CBA, ABC, ...)."""
+    runs: dict[str, list[dict[str, float]]] = {scenario: [] for scenario in SCENARIOS}
+    for index in range(repeat):
+        order = SCENARIOS if index % 2 == 0 else SCENARIOS[::-1]
+        for scenario in order:
+            gc.collect()  # every run starts from the same heap state, whatever ran before it
+            runs[scenario].append(asyncio.run(_consume(n, scenario, burst)))
+    return runs
+
+
+def _report(shape: str, n: int, runs: dict[str, list[dict[str, float]]]) -> list[dict[str, Any]]:
+    base = runs["consumer"]
+    base_cpu = statistics.median(run["cpu"] for run in base)
+    base_wall = statistics.median(run["wall"] for run in base)
+    rows: list[dict[str, Any]] = []
+    for scenario in SCENARIOS:
+        found = runs[scenario]
+        cpu = [run["cpu"] for run in found]
+        wall = [run["wall"] for run in found]
+        # Each repeat's overhead against the consumer run of the same round (run next to it).
+        paired_cpu = [run["cpu"] / plain["cpu"] - 1 for run, plain in zip(found, base, strict=True)]
+        paired_wall = [
+            run["wall"] / plain["wall"] - 1 for run, plain in zip(found, base, strict=True)
+        ]
+        rows.append(
+            {
+                "shape": shape,
+                "scenario": scenario,
+                "deltas": n,
+                "repeats": len(found),
+                "items_consumed": int(statistics.median(run["items"] for run in found)),
+                "seconds": round(statistics.median(wall), 3),
+                "seconds_spread": _spread(wall),
+                "cpu_seconds": round(statistics.median(cpu), 3),
+                "cpu_seconds_spread": _spread(cpu),
+                "cpu_microseconds_per_delta": round(statistics.median(cpu) / n * 1e6, 3),
+                "cpu_overhead_vs_consumer": round(statistics.median(cpu) / base_cpu - 1, 4),
+                "wall_overhead_vs_consumer": round(statistics.median(wall) / base_wall - 1, 4),
+                "cpu_overhead_paired": {
+                    "median": round(statistics.median(paired_cpu), 4),
+                    **_spread(paired_cpu),
+                },
+                "wall_overhead_paired": {
+                    "median": round(statistics.median(paired_wall), 4),
+                    **_spread(paired_wall),
+                },
+            }
+        )
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--memory-n", type=int, default=1_000_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
 
     memory = _memory(args.memory_n)
@@ -220,36 +277,10 @@ def main() -> int:
     scenarios: list[dict[str, Any]] = []
     overheads: dict[str, float] = {}
     for shape, burst in SHAPES.items():
-        runs: dict[str, list[dict[str, float]]] = {scenario: [] for scenario in SCENARIOS}
-        for _ in range(args.repeat):
-            for scenario in SCENARIOS:
-                runs[scenario].append(asyncio.run(_consume(args.n, scenario, burst)))
-        medians = {
-            scenario: {
-                key: statistics.median(run[key] for run in results)
-                for key in ("wall", "cpu", "items")
-            }
-            for scenario, results in runs.items()
-        }
-        base = medians["consumer"]
-        for scenario in SCENARIOS:
-            found = medians[scenario]
-            overhead = round(found["cpu"] / base["cpu"] - 1, 4)
-            scenarios.append(
-                {
-                    "shape": shape,
-                    "scenario": scenario,
-                    "deltas": args.n,
-                    "items_consumed": int(found["items"]),
-                    "seconds": round(found["wall"], 3),
-                    "cpu_seconds": round(found["cpu"], 3),
-                    "cpu_microseconds_per_delta": round(found["cpu"] / args.n * 1e6, 3),
-                    "cpu_overhead_vs_consumer": overhead,
-                    "wall_overhead_vs_consumer": round(found["wall"] / base["wall"] - 1, 4),
-                }
-            )
-            if scenario == "consumer+projector":
-                overheads[shape] = overhead
+        for row in _report(shape, args.n, _shape(args.n, args.repeat, burst)):
+            scenarios.append(row)
+            if row["scenario"] == "consumer+projector":
+                overheads[shape] = row["cpu_overhead_vs_consumer"]
     result = {
         "benchmark": "surface projection on a streamed run (runtime.stream, scripted provider)",
         "scenarios": scenarios,
