@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import pickle
 import weakref
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import pytest
@@ -21,6 +21,7 @@ from surfaces_testkit import Stream
 
 from actoviq.events import RunEvent
 from actoviq.surfaces import (
+    ProjectorOptions,
     RunEventSemanticProjector,
     SurfaceEventIdentityCollisionError,
     SurfaceEventValidationError,
@@ -148,3 +149,61 @@ def test_checked_and_fast_paths_agree_on_one_block() -> None:
     for event in (first, second):
         with pytest.raises(SurfaceEventIdentityCollisionError):
             projector.project(attrs.evolve(event, data={"delta": "other "}))
+
+
+def _checked_copy(event: RunEvent) -> RunEvent:
+    """The same event as an instance of a subclass: the projector's checked path takes it."""
+    checked_class = type("CheckedDelta", (type(event),), {"__slots__": ()})
+    copy_: Any = object.__new__(checked_class)
+    for field in attrs.fields(RunEvent):
+        object.__setattr__(copy_, field.name, getattr(event, field.name))
+    return copy_
+
+
+_DELTA_SHAPES: list[dict[str, Any]] = [
+    {"delta": "The "},
+    {"delta": "runtime ", "outputIndex": 0},
+    {"delta": "the key is api_key= "},  # held back: a value may follow
+    {"delta": "ak-CANARY-0123456789 and ", "outputIndex": 0},
+    {"delta": '{"password": "hunter2"} '},  # a JSON opener: redacted by key
+    {"delta": "other block ", "outputIndex": 1},
+    {"delta": "odd index ", "outputIndex": -1},
+    {"delta": "bool index ", "outputIndex": True},
+    {"delta": "text index ", "outputIndex": "2"},
+    {"delta": "null index ", "outputIndex": None},
+    {"delta": "extra key ", "extra": 1},
+    {"delta": 7},
+    {},
+    {"delta": "word "},
+]
+
+
+def test_fast_and_checked_paths_give_the_same_events_and_errors() -> None:
+    # Every shape, many times over (the snapshot bound is small, so it is cut repeatedly and
+    # ``snapshotOffset`` appears), with replays and collisions in between: the fast path and the
+    # checked path (fed the same events as a subclass instance) agree on every result.
+    stream = Stream("agree")
+    options = ProjectorOptions(max_snapshot_chars=64)
+    fast, checked = RunEventSemanticProjector(options), RunEventSemanticProjector(options)
+    first = stream.next("model.requested", {"turn": 1, "model": "p:m"})
+    assert fast.project(first) == checked.project(first)
+    offsets = 0
+    for _ in range(6):
+        for data in _DELTA_SHAPES:
+            event = stream.next("model.text.delta", data)
+            results: list[object] = []
+            for projector, given in ((fast, event), (checked, _checked_copy(event))):
+                outcome: list[object] = []
+                for attempt in (given, given, attrs.evolve(given, data={"delta": "x "})):
+                    try:
+                        outcome.append(projector.project(attempt))
+                    except SurfaceEventIdentityCollisionError as error:
+                        outcome.append(error.code)
+                results.append(outcome)
+            assert results[0] == results[1], data
+            offsets += sum(
+                "snapshotOffset" in semantic.data
+                for semantic in cast(list[SurfaceSemanticEvent], cast(list[object], results[0])[0])
+            )
+    assert offsets
+    assert fast.last_sequence(first.run_id) == checked.last_sequence(first.run_id)

@@ -77,7 +77,6 @@ DEFAULT_MAX_SNAPSHOT_CHARS: Final = 16_384
 DEFAULT_MAX_RUNS: Final = 4096
 """How many runs a projector keeps validation state for (oldest forgotten first)."""
 
-_new = object.__new__
 _ONE: Final = 1
 # The envelope classes whose fields are plain attributes: ``RunEvent`` and the catalogue's typed
 # subclasses the runtime emits (they add no fields or properties). Any other subclass takes the
@@ -289,7 +288,8 @@ class RunEventSemanticProjector:
         """
         if event.__class__ is DELTA_CLASS:
             # The hot path: a runtime text delta of a known run whose (already validated) trace
-            # context it repeats. Any other case, or any doubt, takes the checked path below.
+            # context it repeats. Any other case, or any doubt, takes the checked path below,
+            # and nothing is changed before the last check (the id is new) has passed.
             run_id = event.run_id
             run = self._runs.get(run_id) if run_id.__class__ is str else None
             source: Any = event.data
@@ -299,25 +299,120 @@ class RunEventSemanticProjector:
                 run is not None
                 and sequence.__class__ is int
                 and run.last_sequence < sequence <= MAX_SAFE
-                and event.trace_id == run.trace_id
-                and event.span_id == run.span_id
-                and event.parent_run_id == run.parent_run_id
-                and event.parent_span_id == run.parent_span_id
+                and (event.parent_run_id, event.trace_id, event.span_id, event.parent_span_id)
+                == run.trace
                 and event.schema_version is _ONE  # the int 1 itself (else: the checked path)
                 and event.type == "model.text.delta"
                 and event_id.__class__ is str
                 and event_id
                 and not event_id.isspace()
                 and source.__class__ is dict
-                and event_id not in self._seen
             ):
                 raw: dict[str, Any] = source
                 delta: Any = raw.get("delta")
                 # Runtime text deltas are {delta} or {delta, outputIndex}: nothing else to map.
-                if delta.__class__ is str and (
-                    len(raw) == 1 or (len(raw) == 2 and "outputIndex" in raw)
+                size = len(raw)
+                index: Any = 0
+                if size == 1:
+                    given: Any = MISSING
+                elif size == 2:
+                    given = index = raw.get("outputIndex", raw)
+                    if index.__class__ is not int or index < 0:
+                        index = 0
+                else:
+                    given = raw
+                timestamp = event.timestamp
+                entry = (run.envelope, sequence, timestamp, delta, given)
+                seen = self._seen
+                # ``setdefault`` inserts the window entry (``delta_entry``, inlined) unless the
+                # id is known (then the checked path tells a replay from a collision).
+                if (
+                    delta.__class__ is str
+                    and given is not raw
+                    and seen.setdefault(event_id, entry) is entry
                 ):
-                    return self._text_delta(event, run, raw, delta)
+                    order = self._order
+                    order.append(event_id)
+                    if len(order) > self._window_size:
+                        del self._seen[order.popleft()]
+                    run.last_sequence = sequence
+                    iteration = run.iteration
+                    block = run.delta_block
+                    if block is None or run.delta_index != index:
+                        block = run.text.get((iteration, index))
+                        if block is None:
+                            block = run.text[(iteration, index)] = Snapshot(
+                                self._options.max_snapshot_chars
+                            )
+                        run.delta_block = block
+                        run.delta_index = index
+                    # Hold back what could still be the start of a secret (``release_text``).
+                    held = block.held
+                    released = None if held else self._released.get(delta)
+                    if released is not None:
+                        delta = released  # a short delta seen before: the same answer
+                    else:
+                        text = held + delta if held else delta
+                        cut = held_tail_start(text, stack_frames=True)
+                        if cut == len(text):
+                            if held:
+                                block.held = ""
+                            released = text
+                        else:
+                            block.held = text[cut:]
+                            released = text[:cut]
+                        if released:
+                            released = (
+                                redact_piece(released, self._redactor)
+                                if released[0] in _OPENERS
+                                else self._redact_text(released)
+                            )
+                        if not held and cut == len(text) and len(delta) <= _CACHED_DELTA_CHARS:
+                            cache = self._released
+                            if len(cache) >= _CACHED_DELTAS:
+                                cache.clear()
+                            cache[delta] = released
+                        delta = released
+                    snapshot = block.text + delta
+                    if len(snapshot) > block.limit:
+                        snapshot = block.trim(snapshot)
+                    block.text = snapshot
+                    offset = block.offset
+                    out: JsonObject = (
+                        {
+                            "delta": delta,
+                            "snapshot": snapshot,
+                            "outputIndex": index,
+                            "iteration": iteration,
+                        }
+                        if not offset
+                        else {
+                            "delta": delta,
+                            "snapshot": snapshot,
+                            "outputIndex": index,
+                            "iteration": iteration,
+                            "snapshotOffset": offset,
+                        }
+                    )
+                    # ``build_unchecked`` inlined: slots filled in place, then frozen (types.py).
+                    semantic: Any = _Draft()
+                    semantic.semantic_version = 1
+                    semantic.source_event_id = event_id
+                    semantic.source_type = "model.text.delta"
+                    semantic.projection_index = 0
+                    semantic.sequence = sequence
+                    semantic.run_id = run_id
+                    semantic.parent_run_id = run.parent_run_id
+                    semantic.trace_id = run.trace_id
+                    semantic.span_id = run.span_id
+                    semantic.parent_span_id = run.parent_span_id
+                    semantic.timestamp = timestamp
+                    semantic.type = _TEXT_DELTA
+                    semantic.category = _TEXT
+                    semantic.phase = "delta"
+                    semantic.data = out
+                    semantic.__class__ = SurfaceSemanticEvent
+                    return [semantic]
         if event.__class__ in _ENVELOPES:
             run_id = event.run_id
             run = self._runs.get(run_id) if run_id.__class__ is str else None
@@ -398,96 +493,6 @@ class RunEventSemanticProjector:
             )
             for index, (kind, category, phase, out) in enumerate(mapped)
         ]
-
-    def _text_delta(
-        self, event: RunEvent, run: RunState, raw: dict[str, Any], delta: str
-    ) -> list[SurfaceSemanticEvent]:
-        """The hot path: a runtime text delta of a known run (validated by ``project``)."""
-        index = raw.get("outputIndex", 0)
-        if index.__class__ is not int or index < 0:
-            index = 0
-        event_id = event.event_id
-        sequence = event.sequence
-        # Commit: the identity window keeps the delta's values (``delta_entry``, inlined).
-        seen = self._seen
-        order = self._order
-        seen[event_id] = (
-            run.envelope,
-            sequence,
-            event.timestamp,
-            delta,
-            raw.get("outputIndex", MISSING),
-        )
-        order.append(event_id)
-        if len(order) > self._window_size:
-            del seen[order.popleft()]
-        run.last_sequence = sequence
-        iteration = run.iteration
-        block = run.delta_block
-        if block is None or run.delta_index != index:
-            block = run.text.get((iteration, index))
-            if block is None:
-                block = run.text[(iteration, index)] = Snapshot(self._options.max_snapshot_chars)
-            run.delta_block = block
-            run.delta_index = index
-        # Hold back what could still be the start of a secret (see ``release_text``; inlined).
-        held = block.held
-        released = None if held else self._released.get(delta)
-        if released is not None:
-            delta = released  # a short delta seen before, released whole: the same answer
-        else:
-            text = held + delta if held else delta
-            cut = held_tail_start(text, stack_frames=True)
-            if cut == len(text):
-                if held:
-                    block.held = ""
-                released = text
-            else:
-                block.held = text[cut:]
-                released = text[:cut]
-            if released:
-                released = (
-                    redact_piece(released, self._redactor)
-                    if released[0] in _OPENERS
-                    else self._redact_text(released)
-                )
-            if not held and cut == len(text) and len(delta) <= _CACHED_DELTA_CHARS:
-                cache = self._released
-                if len(cache) >= _CACHED_DELTAS:
-                    cache.clear()
-                cache[delta] = released
-            delta = released
-        snapshot = block.text + delta
-        if len(snapshot) > block.limit:
-            snapshot = block.trim(snapshot)
-        block.text = snapshot
-        out: JsonObject = {
-            "delta": delta,
-            "snapshot": snapshot,
-            "outputIndex": index,
-            "iteration": iteration,
-        }
-        if block.offset:
-            out["snapshotOffset"] = block.offset
-        # ``build_unchecked`` inlined: the slots filled in place, then frozen (see types.py).
-        semantic: Any = _new(_Draft)
-        semantic.semantic_version = 1
-        semantic.source_event_id = event_id
-        semantic.source_type = "model.text.delta"
-        semantic.projection_index = 0
-        semantic.sequence = sequence
-        semantic.run_id = event.run_id
-        semantic.parent_run_id = run.parent_run_id
-        semantic.trace_id = run.trace_id
-        semantic.span_id = run.span_id
-        semantic.parent_span_id = run.parent_span_id
-        semantic.timestamp = event.timestamp
-        semantic.type = _TEXT_DELTA
-        semantic.category = _TEXT
-        semantic.phase = "delta"
-        semantic.data = out
-        semantic.__class__ = SurfaceSemanticEvent
-        return [semantic]
 
     def project_many(
         self, events: list[RunEvent] | tuple[RunEvent, ...]
