@@ -15,9 +15,13 @@ the consumer handles each delta as its own event: the worst case for projection)
 ``network`` (the provider yields after every 16 deltas, as when one socket read carries a burst
 of SSE events; the runtime's handle coalesces what the consumer has not taken yet).
 
-Each scenario runs ``--repeat`` times, interleaved, and the median is reported. The overhead is
-``(scenario - consumer) / consumer`` on process CPU time (the stable figure on a shared machine)
-and on wall time. Target (issue 16): projection adds at most 25 % to the consumer's time.
+Each shape runs ``--repeat`` rounds (at least 5) in one process; a round runs every scenario once,
+in alternating order (A B C, then C B A, ...), each from a collected heap, so a change of the
+machine's load falls on all scenarios alike. The overhead is ``median(scenario) /
+median(consumer) - 1`` on process CPU time (the stable figure on a shared machine) and on wall
+time; the result also holds each scenario's spread (min, max), the per-round ("paired")
+overheads and the overhead of the fastest runs. Target (issue 16): projection adds at most 25 %
+to the consumer's time.
 
 Projector alone: ``--n`` text deltas stamped by a sequencer beforehand, then projected (best of
 5, process CPU time per delta): the projector's own cost without the runtime around it.
@@ -25,7 +29,7 @@ Projector alone: ``--n`` text deltas stamped by a sequencer beforehand, then pro
 Memory: ``--memory-n`` deltas of one run are projected (events stamped by a sequencer, results
 dropped as a renderer would); RSS is sampled after 100,000 deltas and at the end. Target: flat.
 
-Usage: python bench_surfaces.py --out result.json [--n 100000] [--memory-n 1000000] [--repeat 3]
+Usage: python bench_surfaces.py --out result.json [--n 100000] [--memory-n 1000000] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -251,6 +255,10 @@ def _report(shape: str, n: int, runs: dict[str, list[dict[str, float]]]) -> list
                 "cpu_microseconds_per_delta": round(statistics.median(cpu) / n * 1e6, 3),
                 "cpu_overhead_vs_consumer": round(statistics.median(cpu) / base_cpu - 1, 4),
                 "wall_overhead_vs_consumer": round(statistics.median(wall) / base_wall - 1, 4),
+                # The least disturbed runs (load only ever adds time): a cross-check of the median.
+                "cpu_overhead_fastest_vs_fastest": round(
+                    min(cpu) / min(run["cpu"] for run in base) - 1, 4
+                ),
                 "cpu_overhead_paired": {
                     "median": round(statistics.median(paired_cpu), 4),
                     **_spread(paired_cpu),
