@@ -207,3 +207,23 @@ def test_fast_and_checked_paths_give_the_same_events_and_errors() -> None:
             )
     assert offsets
     assert fast.last_sequence(first.run_id) == checked.last_sequence(first.run_id)
+
+
+def test_a_forgotten_run_is_never_served_from_the_last_run_shortcut() -> None:
+    # The projector remembers the run of the last text delta (by its id object). Once the run
+    # is forgotten (``max_runs`` evicts it, or ``reset``), its next delta starts a new state.
+    first = Stream("first")
+    second = Stream("second", ids=first.ids)
+    projector = RunEventSemanticProjector(ProjectorOptions(max_runs=1))
+
+    def snapshot(stream: Stream, text: str) -> object:
+        (semantic,) = projector.project(stream.next("model.text.delta", {"delta": text}))
+        return semantic.data["snapshot"]
+
+    assert snapshot(first, "a ") == "a " and snapshot(first, "b ") == "a b "
+    projector.project(second.next("model.requested", {"turn": 1, "model": "p:m"}))  # evicts
+    assert projector.last_sequence(first.context.run_id) == 0
+    assert snapshot(first, "c ") == "c "  # evicts ``second`` in turn
+    assert snapshot(first, "d ") == "c d "
+    projector.reset()
+    assert snapshot(first, "e ") == "e "

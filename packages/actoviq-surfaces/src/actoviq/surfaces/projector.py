@@ -149,6 +149,8 @@ class RunEventSemanticProjector:
 
     __slots__ = (
         "_children",
+        "_hot",
+        "_hot_id",
         "_mapping",
         "_options",
         "_order",
@@ -178,6 +180,11 @@ class RunEventSemanticProjector:
         self._window_size = self._options.dedupe_window_size
         self._runs: dict[str, RunState] = {}
         self._children: dict[str, set[str]] = {}
+        # The run of the last text delta and its id (the very string object): the next delta of
+        # that run, with that same id object, skips the ``_runs`` lookup. Forgotten whenever a
+        # run is forgotten, so it is always ``_runs[_hot_id]``.
+        self._hot_id: str | None = None
+        self._hot: RunState | None = None
 
     @property
     def options(self) -> ProjectorOptions:
@@ -190,6 +197,7 @@ class RunEventSemanticProjector:
         self._order.clear()
         self._runs.clear()
         self._children.clear()
+        self._hot_id = self._hot = None
 
     def last_sequence(self, run_id: str) -> int:
         """The last sequence accepted for ``run_id`` (0 if unknown)."""
@@ -266,6 +274,7 @@ class RunEventSemanticProjector:
             oldest = next(iter(runs))
             del runs[oldest]
             self._children.pop(oldest, None)
+            self._hot_id = self._hot = None
         runs[run_id] = run
         run.envelope = (run_id, *run.trace)
         parent_run_id = event.parent_run_id
@@ -291,7 +300,13 @@ class RunEventSemanticProjector:
             # context it repeats. Any other case, or any doubt, takes the checked path below,
             # and nothing is changed before the last check (the id is new) has passed.
             run_id = event.run_id
-            run = self._runs.get(run_id) if run_id.__class__ is str else None
+            if run_id is self._hot_id:
+                run = self._hot
+            elif run_id.__class__ is str:
+                run = self._hot = self._runs.get(run_id)
+                self._hot_id = None if run is None else run_id
+            else:
+                run = None
             source: Any = event.data
             event_id: Any = event.event_id
             sequence: Any = event.sequence
