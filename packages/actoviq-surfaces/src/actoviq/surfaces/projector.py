@@ -417,10 +417,12 @@ class RunEventSemanticProjector:
                     semantic.projection_index = 0
                     semantic.sequence = sequence
                     semantic.run_id = run_id
-                    semantic.parent_run_id = run.parent_run_id
-                    semantic.trace_id = run.trace_id
-                    semantic.span_id = run.span_id
-                    semantic.parent_span_id = run.parent_span_id
+                    (
+                        semantic.parent_run_id,
+                        semantic.trace_id,
+                        semantic.span_id,
+                        semantic.parent_span_id,
+                    ) = run.trace
                     semantic.timestamp = timestamp
                     semantic.type = _TEXT_DELTA
                     semantic.category = _TEXT
