@@ -24,7 +24,7 @@ from actoviq.runtime import AgentRuntime, RuntimeServices
 from actoviq.storage.sqlite import SqliteStorage
 
 WORKER = Path(__file__).resolve().parent / "background_worker.py"
-LEASE_MS = 1500
+LEASE_MS = 3000  # renewed every 1 s: a worker starved for ~2 s (a loaded machine) keeps it
 TARGETS = [
     "sqlite",
     pytest.param(
