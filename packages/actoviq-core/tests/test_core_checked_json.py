@@ -110,3 +110,34 @@ def test_deep_values_copy_without_recursion() -> None:
     assert checked.to_json() == {"deep": deep}
     assert checked["deep"] == deep
     assert repr(CheckedJsonObject({"a": 1})) == "CheckedJsonObject({'a': 1})"
+
+
+def test_empty_nested_containers_are_fresh_in_every_copy() -> None:
+    piece = CheckedJsonObject({"attributes": {}, "roots": []}, max_depth=4)
+    checked = CheckedJsonObject({"piece": piece, "list": [], "object": {}})
+    first, second = checked.to_json(), checked.to_json()
+    cast(list[Any], first["list"]).append(1)
+    cast(dict[str, Any], first["object"])["k"] = 1
+    cast(dict[str, Any], cast(dict[str, Any], first["piece"])["attributes"])["k"] = 1
+    cast(list[Any], cast(dict[str, Any], first["piece"])["roots"]).append(1)
+    assert (
+        second
+        == checked.to_json()
+        == {
+            "piece": {"attributes": {}, "roots": []},
+            "list": [],
+            "object": {},
+        }
+    )
+    flat = CheckedJsonObject({"a": 1})
+    assert flat.to_json() is not flat.to_json()
+
+
+def test_updated_takes_any_mapping_of_changes_and_refuses_other_values() -> None:
+    from types import MappingProxyType
+
+    base = CheckedJsonObject({"a": 1, "b": [1]})
+    assert base.updated(MappingProxyType({"a": 2})).to_json() == {"a": 2, "b": [1]}
+    assert base.updated({"b": 3}).to_json() == {"a": 1, "b": 3}
+    with pytest.raises(JsonValueError):
+        base.updated(cast(Any, [("a", 2)]))

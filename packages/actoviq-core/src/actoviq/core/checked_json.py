@@ -180,10 +180,15 @@ class CheckedJsonObject(Mapping[str, JsonValue]):
         if not isinstance(changes, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise JsonValueError(label, "$", expected="a JSON object")
         data = dict(self._data)
-        nested = [key for key in self._nested if key not in changes]
+        nested: list[str] = (
+            [key for key in self._nested if key not in changes] if self._nested else []
+        )
         _check_into(data, nested, changes, label, self._max_depth)
         copy = object.__new__(CheckedJsonObject)
-        _init(copy, data, nested, self._max_depth)
+        setattr_ = object.__setattr__
+        setattr_(copy, "_data", data)
+        setattr_(copy, "_nested", tuple(nested))
+        setattr_(copy, "_max_depth", self._max_depth)
         return copy
 
     @property
@@ -218,7 +223,10 @@ class CheckedJsonObject(Mapping[str, JsonValue]):
     def to_json(self) -> JsonObject:
         """A fresh plain copy (``dict``/``list`` all the way down), not checked again."""
         root = dict(self._data)
-        stack = [(root, self._nested)] if self._nested else []
+        if not self._nested:
+            return root  # pyright: ignore[reportReturnType]
+        stack = [(root, self._nested)]
+        push = stack.append
         while stack:
             target, keys = stack.pop()
             for key in keys:
@@ -227,7 +235,9 @@ class CheckedJsonObject(Mapping[str, JsonValue]):
                     copy = dict(value._data)
                     target[key] = copy
                     if value._nested:
-                        stack.append((copy, value._nested))
-                else:
+                        push((copy, value._nested))
+                elif value:
                     target[key] = _copy(value)
-        return cast(JsonObject, root)
+                else:  # an empty array or object
+                    target[key] = {} if type(value) is dict else []
+        return root  # pyright: ignore[reportReturnType]
