@@ -168,3 +168,31 @@ async def test_checked_metadata_is_taken_without_a_second_walk_and_user_keys_sti
     with pytest.raises(ItemValidationError):
         await runtime.run(make_agent(), "hi", metadata=cast(Any, ["not", "an", "object"]))
     assert len(provider.requests) == 2
+
+
+async def test_run_metadata_checks_keys_and_text_on_the_quick_path_too() -> None:
+    provider = ScriptedProvider(turns=["one", "two"])
+    runtime = scripted_runtime(provider)
+    checked = CheckedJsonObject({"runId": "r"})
+    result = await runtime.run(
+        make_agent(),
+        "hi",
+        metadata={"plain": "text", "flag": True, "none": None, "é": "ü", "orchestration": checked},
+    )
+    assert result.metadata == {
+        "plain": "text",
+        "flag": True,
+        "none": None,
+        "é": "ü",
+        "orchestration": {"runId": "r"},
+    }
+    refused: list[tuple[dict[Any, Any], str, str]] = [
+        ({"ok": "fine", "bad": "\ud800"}, "$.bad", "lone-surrogate"),
+        ({"\ud800": checked}, "$.'\\ud800'", "lone-surrogate"),
+        ({1: checked}, "$[1]", "non-string-key"),
+    ]
+    for metadata, path, reason in refused:
+        with pytest.raises(ItemValidationError) as caught:
+            await runtime.run(make_agent(), "hi", metadata=metadata)
+        assert (caught.value.path, caught.value.reason) == (path, reason)
+    assert len(provider.requests) == 1

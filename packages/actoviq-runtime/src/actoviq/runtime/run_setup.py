@@ -204,7 +204,8 @@ def run_metadata(given: object) -> dict[str, object] | None:
     """A run's metadata as the plain object its state keeps (strict JSON, checked).
 
     A :class:`~actoviq.core.CheckedJsonObject` (as the whole object or as a top-level value) was
-    checked when it was made: it is copied, not walked again. Everything else is validated.
+    checked when it was made: it is copied, not walked again (its key still is). Everything
+    else is validated; ASCII keys holding ASCII text, a bool or None need no walk.
 
     Raises:
         ItemValidationError: not a JSON object, or a value that is not strict JSON.
@@ -214,23 +215,34 @@ def run_metadata(given: object) -> dict[str, object] | None:
     if given is None:
         return None
     if type(given) is dict:
-        metadata = dict(cast(dict[str, object], given))
+        source = cast(dict[object, object], given)
     elif isinstance(given, Mapping):
-        metadata = dict(cast(Mapping[str, object], given))
+        source = dict(cast(Mapping[object, object], given))
     else:
         raise ItemValidationError("Run metadata must be a JSON object.", field="metadata")
-    checked = [key for key, value in metadata.items() if type(value) is CheckedJsonObject]
-    plain = metadata
-    if checked:
-        plain = {key: value for key, value in metadata.items() if key not in checked}
-    error = json_value_error(plain, "Run metadata")
-    if error is not None:
-        raise ItemValidationError(
-            error.message, field="metadata", path=error.path, reason=error.reason
-        )
-    for key in checked:
-        metadata[key] = cast(CheckedJsonObject, metadata[key]).to_json()
-    return metadata
+    metadata: dict[object, object] = {}
+    walk: dict[object, object] | None = None  # what still needs the strict JSON walk
+    for key, value in source.items():
+        kind = type(value)
+        if kind is CheckedJsonObject:
+            metadata[key] = cast(CheckedJsonObject, value).to_json()
+            value = None  # checked when it was made: only its key is left to check
+        else:
+            metadata[key] = value
+        if (type(key) is str and key.isascii()) and (
+            value is None or kind is bool or (kind is str and cast(str, value).isascii())
+        ):
+            continue
+        if walk is None:
+            walk = {}
+        walk[key] = value
+    if walk is not None:
+        error = json_value_error(walk, "Run metadata")
+        if error is not None:
+            raise ItemValidationError(
+                error.message, field="metadata", path=error.path, reason=error.reason
+            )
+    return cast(dict[str, object], metadata)
 
 
 def fresh_state(
