@@ -254,6 +254,27 @@ async def test_metadata_injection_overrides_the_callers_orchestration_key() -> N
     assert injected["tenantSession"] == {"tenantId": "t", "namespace": "n", "sessionId": None}
 
 
+async def test_injected_budget_counters_are_the_ledgers_when_each_child_starts() -> None:
+    provider = script("worker", [ScriptedTurn(text="ok", usage=usage(7, 0.5))], repeat_last=True)
+    ledger = InMemoryBudgetLedger(BudgetLimits(max_child_runs=5))
+    async with runtime_for(provider) as runtime:
+        runner = ChildRunner(runtime)
+        root = runner.create_root(run_id="root", budget=ledger)
+        first = await runner.run(root, agent("worker"), "go")
+        second = await runner.run(root, agent("worker"), "go", effect="read", idempotency_key="k")
+    budgets: list[Any] = []
+    for outcome in (first, second):
+        assert outcome.result is not None and outcome.result.metadata is not None
+        injected: Any = outcome.result.metadata["orchestration"]
+        budgets.append(injected["budget"])
+    assert budgets[0]["childRunsStarted"] == 1 and budgets[0]["totalTokensUsed"] == 0
+    assert (budgets[1]["childRunsStarted"], budgets[1]["totalTokensUsed"]) == (2, 7)
+    assert budgets[1]["costUsdUsed"] == 0.5 and budgets[1]["limits"]["maxChildRuns"] == 5
+    assert ledger.counters_now() == (2, 14, 1.0)
+    budgets[0]["limits"]["maxChildRuns"] = 0  # each child's copy is its own
+    assert budgets[1]["limits"]["maxChildRuns"] == 5
+
+
 def test_child_session_ids_are_url_encoded_like_encode_uri_component() -> None:
     tree = RunTree()
     root = tree.create_root(

@@ -377,6 +377,11 @@ class InMemoryBudgetLedger:
         """See :class:`BudgetLedger`."""
         return self.snapshot_now()
 
+    def counters_now(self) -> tuple[int, int, float]:
+        """Child runs started, tokens used and cost used, read together (no snapshot object)."""
+        with self._lock:
+            return self._runs, self._tokens, self._cost
+
     def check_child(self, depth: int) -> None:
         """Raise what :meth:`claim_child` would raise, without counting anything."""
         depth = _check_depth(depth)

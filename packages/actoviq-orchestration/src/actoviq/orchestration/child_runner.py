@@ -368,10 +368,12 @@ class ChildRunner:
     ) -> dict[str, Any]:
         budget = scope.budget
         if type(budget) is InMemoryBudgetLedger:
-            snapshot = budget.snapshot_now()
+            injected = self._injected.build_from(
+                scope, budget.limits, budget.counters_now(), effect, idempotency_key, attempt
+            )
         else:
             snapshot = await budget.snapshot()
-        injected = self._injected.build(scope, snapshot, effect, idempotency_key, attempt)
+            injected = self._injected.build(scope, snapshot, effect, idempotency_key, attempt)
         return {**(metadata or {}), "orchestration": injected}
 
     async def _attempts(

@@ -220,17 +220,33 @@ class InjectedMetadata:
         attempt: int,
     ) -> CheckedJsonObject:
         """The injected object of one attempt of the child run in ``scope``."""
-        base = self._base(scope, snapshot.limits, effect or "side-effect")
+        return self.build_from(
+            scope,
+            snapshot.limits,
+            (snapshot.child_runs_started, snapshot.total_tokens_used, snapshot.cost_usd_used),
+            effect,
+            idempotency_key,
+            attempt,
+        )
+
+    def build_from(
+        self,
+        scope: OrchestrationScope,
+        limits: BudgetLimits,
+        counters: tuple[int, int, float],
+        effect: ToolEffect | None,
+        idempotency_key: str | None,
+        attempt: int,
+    ) -> CheckedJsonObject:
+        """:meth:`build` from the ledger's limits and counters (runs, tokens, cost)."""
+        base = self._base(scope, limits, effect or "side-effect")
+        runs, tokens, cost = counters
         return base.injected.updated(
             {
                 "runId": scope.run_id,
                 "trace": base.trace.updated({"spanId": scope.trace.span_id}, label=_LABEL),
                 "budget": base.budget.updated(
-                    {
-                        "childRunsStarted": snapshot.child_runs_started,
-                        "totalTokensUsed": snapshot.total_tokens_used,
-                        "costUsdUsed": snapshot.cost_usd_used,
-                    },
+                    {"childRunsStarted": runs, "totalTokensUsed": tokens, "costUsdUsed": cost},
                     label=_LABEL,
                 ),
                 "idempotencyKey": idempotency_key,
