@@ -216,7 +216,9 @@ class ChildExecutor:
         details = stale.details or {}
         owner = details.get("leaseOwner")
         expires = details.get("leaseExpiresAt")
+        # The runtime refused before the run did anything: this takeover is not an attempt.
         await keeper.write(
+            attempts=keeper.record.attempts - 1,
             lease_owner=owner if isinstance(owner, str) else None,
             lease_expires_at=expires if isinstance(expires, int) else None,
             heartbeat_at=None,

@@ -259,7 +259,9 @@ class DurableChildRecord:
         idempotency_key: the key of an idempotent write.
         failure_policy: how a failed attempt is handled.
         status: see :data:`DurableChildStatus`.
-        attempts: how many times a worker took the lease.
+        attempts: how many times a worker took the lease and started the run (a takeover
+            the runtime refuses because a dead worker's run claim still holds is not
+            counted).
         lease_owner / lease_expires_at / heartbeat_at: the running worker's lease (epoch ms).
         result: the completed run (``StoredRunResult`` JSON).
         error: why it failed or was cancelled.
