@@ -303,8 +303,12 @@ async def test_an_awaitable_of_a_stopped_batch_is_closed_not_left_unawaited(
     async def later() -> str:
         return "never"
 
+    given_up = threading.Event()
+
     def returns_awaitable(ctx: ToolExecutionContext, value: Any) -> object:
-        loop.call_soon_threadsafe(controller.abort, "stop")  # reaches the loop before the result
+        loop.call_soon_threadsafe(controller.abort, "stop")
+        loop.call_soon_threadsafe(given_up.set)  # callbacks run in order: after the abort
+        assert given_up.wait(BOUND)  # the call is given up before its result is handed over
         made.append(later())
         return made[-1]
 
@@ -318,4 +322,5 @@ async def test_an_awaitable_of_a_stopped_batch_is_closed_not_left_unawaited(
     prepared = await _prepared(runner, "awaitable", "quick", signal=controller.signal)
     outcomes = await asyncio.wait_for(runner.invoke_batch(prepared), BOUND)
     assert cast(ToolExecutionError, outcomes[0]).failure.kind == "cancelled"
+    pool.shutdown(wait=True)  # joins the worker: its late result has been handed over
     assert inspect.getcoroutinestate(made[0]) == inspect.CORO_CLOSED

@@ -6,7 +6,8 @@ wake-up per call. A ``ThreadBatch`` hands every call to the worker pool at once 
 the calling task alone. The workers record their outcomes under a lock; only the outcome that
 settles the batch wakes the loop (``call_soon_threadsafe``). A slot also settles on the loop
 side: its deadline fired (:meth:`ThreadBatch.expire`) or the run was aborted
-(:meth:`ThreadBatch.give_up`), and a late thread outcome for such a slot is dropped.
+(:meth:`ThreadBatch.give_up`), and a late thread outcome for such a slot is dropped (a
+coroutine a plain tool returned too late is closed, never left unawaited).
 
 Two kinds of outcome need the loop before the rest of the batch is done, so they wake it at
 once: an exception that is not a tool result (:data:`ESCAPES`, e.g. an approval the tool itself
@@ -136,16 +137,20 @@ class ThreadBatch:
             escapes(outcome.error) if isinstance(outcome, Raised) else inspect.isawaitable(outcome)
         )
         with self._lock:
-            if self.slots[index] is not PENDING:
-                return  # expired or given up: the late outcome is dropped
-            self.slots[index] = outcome
-            if urgent:
-                self.urgent.append(index)
-            else:
-                self._open -= 1
-            if (not urgent and self._open) or self._woken:
-                return
-            self._woken = True
+            dropped = self.slots[index] is not PENDING  # expired or given up: too late
+            if not dropped:
+                self.slots[index] = outcome
+                if urgent:
+                    self.urgent.append(index)
+                else:
+                    self._open -= 1
+                if (not urgent and self._open) or self._woken:
+                    return
+                self._woken = True
+        if dropped:
+            if inspect.iscoroutine(outcome):
+                outcome.close()  # nobody will await it: no "never awaited" warning
+            return
         with contextlib.suppress(RuntimeError):  # the loop closed: nobody is waiting any more
             self._loop.call_soon_threadsafe(self._wake)
 
