@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 import pytest
 
+from actoviq.core import JsonObject
 from actoviq.orchestration import BackgroundChildManager, ChildRunner
 from actoviq.orchestration.background import AgentResolver, Clock
 from actoviq.orchestration.background.conformance import KitAgent, scripted_kit_provider
@@ -26,6 +27,43 @@ from actoviq.runtime import (
 from actoviq.storage.sqlite import SqliteStorage
 
 POSTGRES_URL = os.environ.get("ACTOVIQ_TEST_POSTGRES_URL")
+
+# A queued record as the reference implementation writes it (every key it persists).
+REFERENCE_RECORD: JsonObject = {
+    "schemaVersion": 1,
+    "childId": "ref-child",
+    "revision": 0,
+    "parent": {
+        "runId": "ref-parent",
+        "depth": 0,
+        "trace": {"runId": "ref-parent", "traceId": "a" * 32, "spanId": "b" * 16},
+        "securityPolicy": {"id": "default"},
+        "tenantSession": {"tenantId": "default", "namespace": "default"},
+        "workspacePolicy": {"access": "read-write"},
+        "budget": {
+            "limits": {
+                "maxChildRuns": 9007199254740991,
+                "maxDepth": 9007199254740991,
+                "maxTotalTokens": 9007199254740991,
+                "maxCostUsd": 1.7976931348623157e308,
+            },
+            "childRunsStarted": 0,
+            "totalTokensUsed": 0,
+            "costUsdUsed": 0,
+        },
+        "metadata": {},
+    },
+    "agentId": "worker",
+    "input": [{"type": "text", "role": "user", "text": "from the reference"}],
+    "metadata": {"origin": "ts"},
+    "effect": "read",
+    "failurePolicy": {"mode": "fail-fast"},
+    "status": "queued",
+    "attempts": 0,
+    "createdAt": "2026-01-01T00:00:00.000Z",
+    "updatedAt": "2026-01-01T00:00:00.000Z",
+}
+
 BACKENDS = [
     "memory",
     "sqlite",

@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 import pytest
+from background_harness import REFERENCE_RECORD
 from orchestration_testkit import agent, call, runtime_for, script
 
 from actoviq.core import JsonObject
@@ -26,45 +27,11 @@ from actoviq.runtime import (
     json_schema_input,
 )
 
-RECORD: JsonObject = {
-    "schemaVersion": 1,
-    "revision": 0,
-    "parent": {
-        "runId": "claims-parent",
-        "depth": 0,
-        "trace": {"runId": "claims-parent", "traceId": "c" * 32, "spanId": "d" * 16},
-        "securityPolicy": {"id": "default"},
-        "tenantSession": {"tenantId": "default", "namespace": "default"},
-        "workspacePolicy": {"access": "read-write"},
-        "budget": {
-            "limits": {
-                "maxChildRuns": 100,
-                "maxDepth": 10,
-                "maxTotalTokens": 1_000_000,
-                "maxCostUsd": 100.0,
-            },
-            "childRunsStarted": 0,
-            "totalTokensUsed": 0,
-            "costUsdUsed": 0,
-        },
-        "metadata": {},
-    },
-    "agentId": "worker",
-    "input": [{"type": "text", "role": "user", "text": "fetch it"}],
-    "metadata": {},
-    "effect": "read",
-    "failurePolicy": {"mode": "fail-fast"},
-    "status": "queued",
-    "attempts": 0,
-    "createdAt": "2026-01-01T00:00:00.000Z",
-    "updatedAt": "2026-01-01T00:00:00.000Z",
-}
-
 
 async def test_a_takeover_refused_by_a_live_run_claim_is_not_an_attempt() -> None:
     checkpoints, store = InMemoryCheckpointStore(), InMemoryDurableChildStore()
     child_id = f"held-{uuid.uuid4().hex}"
-    record: JsonObject = {**RECORD, "childId": child_id}
+    record: JsonObject = {**REFERENCE_RECORD, "childId": child_id}
     await store.create(tenant_id="default", record=record)
     crashed: JsonObject = {
         **record,

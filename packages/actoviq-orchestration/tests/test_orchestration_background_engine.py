@@ -7,6 +7,7 @@ import uuid
 from typing import Any, cast
 
 import pytest
+from background_harness import REFERENCE_RECORD
 from orchestration_testkit import agent, runtime_for, script
 
 from actoviq.core import (
@@ -35,41 +36,6 @@ from actoviq.orchestration.background import (
 )
 from actoviq.orchestration.background.records import stored_result_json
 from actoviq.runtime import InMemoryDurableChildStore
-
-REFERENCE_RECORD: JsonObject = {
-    "schemaVersion": 1,
-    "childId": "ref-child",
-    "revision": 0,
-    "parent": {
-        "runId": "ref-parent",
-        "depth": 0,
-        "trace": {"runId": "ref-parent", "traceId": "a" * 32, "spanId": "b" * 16},
-        "securityPolicy": {"id": "default"},
-        "tenantSession": {"tenantId": "default", "namespace": "default"},
-        "workspacePolicy": {"access": "read-write"},
-        "budget": {
-            "limits": {
-                "maxChildRuns": 9007199254740991,
-                "maxDepth": 9007199254740991,
-                "maxTotalTokens": 9007199254740991,
-                "maxCostUsd": 1.7976931348623157e308,
-            },
-            "childRunsStarted": 0,
-            "totalTokensUsed": 0,
-            "costUsdUsed": 0,
-        },
-        "metadata": {},
-    },
-    "agentId": "worker",
-    "input": [{"type": "text", "role": "user", "text": "from the reference"}],
-    "metadata": {"origin": "ts"},
-    "effect": "read",
-    "failurePolicy": {"mode": "fail-fast"},
-    "status": "queued",
-    "attempts": 0,
-    "createdAt": "2026-01-01T00:00:00.000Z",
-    "updatedAt": "2026-01-01T00:00:00.000Z",
-}
 
 
 async def test_a_reference_record_is_read_run_and_keeps_its_keys() -> None:
