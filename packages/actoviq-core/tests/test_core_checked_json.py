@@ -141,3 +141,49 @@ def test_updated_takes_any_mapping_of_changes_and_refuses_other_values() -> None
     assert base.updated({"b": 3}).to_json() == {"a": 1, "b": 3}
     with pytest.raises(JsonValueError):
         base.updated(cast(Any, [("a", 2)]))
+
+
+def test_updated_of_known_keys_still_checks_every_value() -> None:
+    piece = CheckedJsonObject({"id": "p", "roots": ["/a"]}, max_depth=4)
+    base = CheckedJsonObject(
+        {"s": "", "n": 0, "f": 0.0, "b": False, "z": None, "piece": piece, "list": [1]},
+        max_depth=8,
+    )
+    for key, bad in (
+        ("s", "x\udfff"),
+        ("n", 2**53),
+        ("n", -(2**53)),
+        ("f", float("nan")),
+        ("f", float("inf")),
+        ("piece", CheckedJsonObject({"a": 1}, max_depth=8)),  # not bounded below 8
+    ):
+        with pytest.raises(JsonValueError) as caught:
+            base.updated({key: bad})
+        assert caught.value.path == f"$.{key}"
+    changed = base.updated(
+        {
+            "s": "é",
+            "n": 2**53 - 1,
+            "f": -1.5,
+            "b": True,
+            "z": "now text",
+            "piece": piece.updated({"id": "q"}),
+            "list": 7,  # a container replaced by a scalar
+        }
+    )
+    plain = changed.to_json()
+    assert plain == {
+        "s": "é",
+        "n": 2**53 - 1,
+        "f": -1.5,
+        "b": True,
+        "z": "now text",
+        "piece": {"id": "q", "roots": ["/a"]},
+        "list": 7,
+    }
+    cast(list[Any], cast(dict[str, Any], plain["piece"])["roots"]).append("/b")
+    assert changed["piece"]["roots"] == ["/a"]  # the nested piece is still copied out
+    back = changed.updated({"list": [2], "s": 3})  # a scalar replaced by a container
+    list_copy = back.to_json()["list"]
+    assert list_copy == [2] and list_copy is not back.to_json()["list"]
+    assert base.to_json()["list"] == [1]

@@ -124,6 +124,15 @@ def _init(
     setattr_(target, "_max_depth", depth)
 
 
+def _made(data: dict[str, object], nested: tuple[str, ...], depth: int) -> CheckedJsonObject:
+    made = object.__new__(CheckedJsonObject)
+    setattr_ = object.__setattr__
+    setattr_(made, "_data", data)
+    setattr_(made, "_nested", nested)
+    setattr_(made, "_max_depth", depth)
+    return made
+
+
 @final
 class CheckedJsonObject(Mapping[str, JsonValue]):
     """A strict JSON object validated and copied once, then read-only (see the module doc).
@@ -177,19 +186,37 @@ class CheckedJsonObject(Mapping[str, JsonValue]):
         Raises:
             JsonValueError: a changed key or value is not strict JSON (see the class doc).
         """
-        if not isinstance(changes, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
+        if type(changes) is not dict and not isinstance(changes, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise JsonValueError(label, "$", expected="a JSON object")
-        data = dict(self._data)
-        nested: list[str] = (
-            [key for key in self._nested if key not in changes] if self._nested else []
-        )
-        _check_into(data, nested, changes, label, self._max_depth)
-        copy = object.__new__(CheckedJsonObject)
-        setattr_ = object.__setattr__
-        setattr_(copy, "_data", data)
-        setattr_(copy, "_nested", tuple(nested))
-        setattr_(copy, "_max_depth", self._max_depth)
-        return copy
+        changes = cast(Mapping[str, object], changes)  # a dict narrowed the declared type away
+        data = self._data.copy()
+        nested = self._nested
+        max_depth = self._max_depth
+        find = _find_surrogate
+        for key, item in changes.items():  # the fast path: known keys, same kind of value
+            kind = type(item)
+            if key not in data:
+                break  # a new key: checked below
+            if kind is CheckedJsonObject:
+                # A checked object in place of another one: nested stays as it is.
+                if type(data[key]) is not CheckedJsonObject or item._max_depth >= max_depth:  # type: ignore[union-attr]
+                    break
+            elif key in nested or not (
+                item is None
+                or kind is bool
+                or (kind is str and item.isascii())  # type: ignore[union-attr]
+                or (kind is int and -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER)  # type: ignore[operator]
+                or (kind is float and item - item == 0.0)  # type: ignore[operator]
+                or (kind is str and find(item) is None)  # type: ignore[arg-type]
+            ):
+                break  # a container, or a value to look at closely
+            data[key] = item
+        else:
+            return _made(data, nested, max_depth)
+        data = self._data.copy()
+        keys: list[str] = [key for key in nested if key not in changes] if nested else []
+        _check_into(data, keys, changes, label, max_depth)
+        return _made(data, tuple(keys), max_depth)
 
     @property
     def max_depth(self) -> int:
