@@ -29,17 +29,22 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-import inspect
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
-from types import CoroutineType, FunctionType, MappingProxyType
-from typing import Any, Final, cast
-
-import attrs
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any, Final
 
 from actoviq.core import AbortController, JsonObject
 from actoviq.orchestration.errors import OrchestrationError
+from actoviq.orchestration.graph_build import (
+    async_def,
+    call,
+    check_edges,
+    check_nodes,
+    clean_id,
+    topological,
+)
 from actoviq.orchestration.graph_events import NODE_FRAME, GraphEvents, NodeEventFrame
 from actoviq.orchestration.graph_model import (
     MAX_SAFE,
@@ -74,93 +79,6 @@ __all__ = [
 ]
 
 
-def _clean_id(value: object, label: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise WorkflowGraphError(f"Workflow {label} id must not be empty.")
-    return value.strip()
-
-
-def _check_nodes(nodes: Iterable[WorkflowNode]) -> dict[str, WorkflowNode]:
-    by_id: dict[str, WorkflowNode] = {}
-    for node in nodes:
-        node_id = _clean_id(node.id, "node")
-        if node_id in by_id:
-            raise WorkflowGraphError(f'Duplicate workflow node "{node_id}".')
-        if (node.execute is None) == (node.reduce is None):
-            raise WorkflowGraphError(
-                f'Workflow node "{node_id}" must define exactly one of execute or reduce.'
-            )
-        if node.activation not in ("all", "any", "first"):
-            raise WorkflowGraphError(
-                f'Workflow node "{node_id}" activation must be all, any or first.'
-            )
-        if node.failure_policy not in ("fail-fast", "collect"):
-            raise WorkflowGraphError(
-                f'Workflow node "{node_id}" failure policy must be fail-fast or collect.'
-            )
-        by_id[node_id] = attrs.evolve(node, id=node_id)
-    if not by_id:
-        raise WorkflowGraphError("WorkflowGraph requires at least one node.")
-    return by_id
-
-
-def _check_edges(
-    edges: Iterable[WorkflowEdge], nodes: Mapping[str, WorkflowNode]
-) -> list[WorkflowEdge]:
-    checked: list[WorkflowEdge] = []
-    seen: set[tuple[str, str]] = set()
-    for edge in edges:
-        source = _clean_id(edge.source, "edge source")
-        target = _clean_id(edge.target, "edge target")
-        for end in (source, target):
-            if end not in nodes:
-                raise WorkflowGraphError(f'Workflow edge references unknown node "{end}".')
-        if source == target:
-            raise WorkflowGraphError(f'Workflow node "{source}" cannot depend on itself.')
-        if (source, target) in seen:
-            raise WorkflowGraphError(f'Duplicate workflow edge "{source}" -> "{target}".')
-        seen.add((source, target))
-        checked.append(attrs.evolve(edge, source=source, target=target))
-    return sorted(checked, key=lambda edge: (edge.source, edge.target))
-
-
-def _topological(nodes: Mapping[str, WorkflowNode], edges: list[WorkflowEdge]) -> tuple[str, ...]:
-    indegree = dict.fromkeys(nodes, 0)
-    outgoing: dict[str, list[str]] = {node: [] for node in nodes}
-    for edge in edges:
-        indegree[edge.target] += 1
-        outgoing[edge.source].append(edge.target)
-    ready = sorted(node for node, count in indegree.items() if count == 0)
-    order: list[str] = []
-    while ready:
-        node = ready.pop(0)
-        order.append(node)
-        for target in sorted(outgoing[node]):
-            indegree[target] -= 1
-            if indegree[target] == 0:
-                ready.append(target)
-        ready.sort()
-    if len(order) != len(nodes):
-        stuck = sorted(node for node in nodes if node not in order)
-        raise WorkflowGraphError(f"WorkflowGraph contains a cycle involving: {', '.join(stuck)}.")
-    return tuple(order)
-
-
-def _async_def(fn: object) -> bool:
-    """A genuine ``async def`` function (``inspect.markcoroutinefunction`` ones do not count).
-
-    Calling one only makes a coroutine: it never raises and never returns another awaitable.
-    """
-    return type(fn) is FunctionType and bool(fn.__code__.co_flags & inspect.CO_COROUTINE)
-
-
-async def _call(fn: Callable[[Any], Any], arg: Any) -> Any:
-    value: Any = fn(arg)
-    if type(value) is CoroutineType or inspect.isawaitable(value):
-        return cast(Any, await value)
-    return value
-
-
 class WorkflowGraph:
     """A validated DAG (see the module doc); ``id`` names it in its events.
 
@@ -179,11 +97,11 @@ class WorkflowGraph:
         edges: Iterable[WorkflowEdge] = (),
         id: str = "workflow",
     ) -> None:
-        self._id = _clean_id(id, "graph")
+        self._id = clean_id(id, "graph")
         self._attempts: Mapping[str, int] = {}  # a durable run's attempt per node (events)
         self._replayed: frozenset[str] = frozenset()  # a durable run's stored nodes (events)
-        self._nodes = _check_nodes(nodes)
-        self._edges = _check_edges(edges, self._nodes)
+        self._nodes = check_nodes(nodes)
+        self._edges = check_edges(edges, self._nodes)
         self._incoming: dict[str, list[WorkflowEdge]] = {node: [] for node in self._nodes}
         for edge in self._edges:
             self._incoming[edge.target].append(edge)
@@ -192,12 +110,30 @@ class WorkflowGraph:
                 raise WorkflowGraphError(
                     f'Workflow reducer "{node_id}" requires at least one predecessor.'
                 )
-        self._order = _topological(self._nodes, self._edges)
+        self._order = topological(self._nodes, self._edges)
+        # Static tables every execution reads (never written by one).
+        self._rank = {node: index for index, node in enumerate(self._order)}
+        self._waiting = {node: len(self._incoming[node]) for node in self._order}
+        self._outgoing: dict[str, list[WorkflowEdge]] = {node: [] for node in self._order}
+        for edge in self._edges:
+            self._outgoing[edge.source].append(edge)
+        # The successors of each node whose edges all are plain (no ``when``) into ``all``/``any``
+        # joins: its completion only counts down their predecessors (see ``_Execution._done``).
+        self._plain_targets: dict[str, tuple[str, ...] | None] = {}
+        for node_id in self._nodes:
+            outgoing = self._outgoing[node_id]
+            plain = all(
+                edge.when is None and self._nodes[edge.target].activation != "first"
+                for edge in outgoing
+            )
+            self._plain_targets[node_id] = (
+                tuple(edge.target for edge in outgoing) if plain else None
+            )
         # Nodes whose function is a plain ``async def``: their task runs its coroutine directly.
         self._coroutine_nodes = frozenset(
             node_id
             for node_id, node in self._nodes.items()
-            if _async_def(node.execute or node.reduce)
+            if async_def(node.execute or node.reduce)
         )
 
     @property
@@ -276,15 +212,14 @@ class _Execution:
         order = graph.order
         self.order = order
         self.nodes: dict[str, WorkflowNode] = graph._nodes  # pyright: ignore[reportPrivateUsage]
-        self.rank = {node: index for index, node in enumerate(order)}
+        self.rank = graph._rank  # pyright: ignore[reportPrivateUsage]
         self.status: dict[str, WorkflowNodeStatus] = dict.fromkeys(order, "pending")
         self.outputs: dict[str, Any] = {}
         self.incoming: dict[str, list[WorkflowEdge]] = graph._incoming  # pyright: ignore[reportPrivateUsage]
         self.coroutine_nodes: frozenset[str] = graph._coroutine_nodes  # pyright: ignore[reportPrivateUsage]
-        self.waiting = {node: len(self.incoming[node]) for node in order}
-        self.outgoing: dict[str, list[WorkflowEdge]] = {node: [] for node in order}
-        for edge in graph.edges:
-            self.outgoing[edge.source].append(edge)
+        self.plain_targets = graph._plain_targets  # pyright: ignore[reportPrivateUsage]
+        self.waiting = graph._waiting.copy()  # pyright: ignore[reportPrivateUsage]
+        self.outgoing: dict[str, list[WorkflowEdge]] = graph._outgoing  # pyright: ignore[reportPrivateUsage]
         self.edges: dict[tuple[str, str], bool] = {}  # each edge decided once
         self.settled: list[str] = []  # nodes whose successors still have to be told
         self.ready: list[int] = []  # heap of topological ranks
@@ -328,7 +263,7 @@ class _Execution:
                 source_output=self.outputs.get(edge.source),
                 outputs=self._ordered_outputs(),
             )
-            active = bool(await _call(edge.when, route))
+            active = bool(await call(edge.when, route))
         self.edges[key] = active
         return active
 
@@ -341,6 +276,9 @@ class _Execution:
         if self.status[node_id] != "pending":
             return
         incoming = self.incoming[node_id]
+        if not incoming:
+            self._ready(node_id)
+            return
         flags = [
             self._plain_edge(edge) if edge.when is None else await self._edge(edge)
             for edge in incoming
@@ -400,10 +338,16 @@ class _Execution:
                 await self._decide(target)
 
     def _start(self) -> None:
-        order = self.order
-        while self.ready and len(self.running) < self.limit:
-            node_id = order[heapq.heappop(self.ready)]
-            if self.status[node_id] != "ready":
+        ready = self.ready
+        if not ready:
+            return
+        order, status, running, limit = self.order, self.status, self.running, self.limit
+        create_task = asyncio.get_running_loop().create_task
+        observed = self.events.enabled
+        signal = self.controller.signal
+        while ready and len(running) < limit:
+            node_id = order[heapq.heappop(ready)]
+            if status[node_id] != "ready":
                 continue  # a first-join cancelled it before it started
             node = self.nodes[node_id]
             inputs: Mapping[str, Any] = _NO_OUTPUTS
@@ -421,22 +365,22 @@ class _Execution:
                 node_id=node_id,
                 input=self.input,
                 scope=self.scope,
-                signal=self.controller.signal,
-                outputs=self._ordered_outputs(),
+                signal=signal,
+                outputs=self._ordered_outputs() if self.outputs else _NO_OUTPUTS,
                 inputs=inputs,
             )
             fn = node.execute if node.execute is not None else node.reduce
             assert fn is not None
-            if self.events.enabled:
+            if observed:
                 run = self._observed(node, context)
             elif node_id in self.coroutine_nodes:
-                run = fn(context)  # one coroutine less than _call
+                run = fn(context)  # one coroutine less than call
             else:
-                run = _call(fn, context)
-            task = asyncio.get_running_loop().create_task(run)
+                run = call(fn, context)
+            task = create_task(run)
             task.add_done_callback(self._done)
-            self.running[task] = node_id
-            self.status[node_id] = "running"
+            running[task] = node_id
+            status[node_id] = "running"
 
     def _settle(self, node_id: str, task: asyncio.Task[Any]) -> None:
         """Record a finished node: completed, collected failure, race loser, or raise."""
@@ -469,7 +413,7 @@ class _Execution:
         started = time.perf_counter()
         await events.node_started(frame, "execute" if node.execute is not None else "reduce")
         try:
-            value = await _call(fn, context)
+            value = await call(fn, context)
         except asyncio.CancelledError:
             reason = "race" if node.id in self.raced else "graph"
             await events.node_settled(frame, started, "cancelled", reason=reason)
@@ -496,6 +440,31 @@ class _Execution:
         self.running.clear()
 
     def _done(self, task: asyncio.Task[Any]) -> None:
+        """A node task finished: settled here when that changes nothing else, else queued.
+
+        A node that completed, whose edges are all plain into ``all``/``any`` joins that still
+        wait for another predecessor, while other nodes run and none waits for a slot, only
+        counts its successors down: it is settled in place, without waking the scheduler (a
+        fan-out of independent nodes costs one scheduler step, not one per node). Anything
+        else (a failure, a cancellation, a join it completes, a free slot for a ready node,
+        the last running node) goes through the scheduler as before.
+        """
+        running = self.running
+        node_id = running.get(task)
+        if node_id is not None and len(running) > 1 and not self.ready and not task.cancelled():
+            targets = self.plain_targets[node_id]
+            if targets is not None and task.exception() is None:
+                waiting = self.waiting
+                for target in targets:
+                    if waiting[target] < 2:
+                        break
+                else:
+                    for target in targets:
+                        waiting[target] -= 1
+                    del running[task]
+                    self.outputs[node_id] = task.result()
+                    self.status[node_id] = "completed"
+                    return
         self.finished.append(task)
         self._wake()
 
