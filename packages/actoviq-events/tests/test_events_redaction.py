@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any, cast
 
 import pytest
@@ -271,6 +272,66 @@ def test_cycles_become_markers_and_shared_values_are_cloned() -> None:
     cyclic["self"] = cyclic
     result = redact_value(cyclic)
     assert result == {"shared": [{"x": 1}, {"x": 1}], "self": "[Circular]"}
+
+
+class _AddressReuser:
+    """A model whose ``model_dump`` returns a new dict at the address ``freed`` names, if free.
+
+    CPython hands a freed object's memory to the next objects of its size, so a new dict lands
+    on a freed address within a few allocations; up to 2,000 are tried (all kept alive while
+    trying, so each try gets a new address).
+    """
+
+    def __init__(self, freed: list[int]) -> None:
+        self._freed = freed
+
+    def model_dump(self, *, mode: str) -> dict[str, Any]:
+        tried: list[dict[str, Any]] = []
+        for _ in range(2000):
+            candidate: dict[str, Any] = {"reused": True}
+            if id(candidate) == self._freed[0]:
+                return candidate
+            tried.append(candidate)
+        return {"reused": True}
+
+
+class _DumpsToAFreshDict:
+    def __init__(self, freed: list[int]) -> None:
+        self._freed = freed
+
+    def model_dump(self, *, mode: str) -> dict[str, Any]:
+        # "color" is walked first (a stack) and converted to a str, which drops the walk's last
+        # reference to this dict while "later" is still to be walked below it.
+        dumped: dict[str, Any] = {"later": _AddressReuser(self._freed), "color": Color.RED}
+        self._freed.append(id(dumped))
+        return dumped
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_converted_container_freed_mid_walk_is_not_a_cycle(nested: bool) -> None:
+    # The walk detects cycles by id(); a container it converted (a model's dump, a tuple's
+    # list) must stay alive while its id is recorded, or a later object given the same address
+    # would be taken for an ancestor and replaced by "[Circular]".
+    freed: list[int] = []
+    model = _DumpsToAFreshDict(freed)
+    dumped = {"later": {"reused": True}, "color": "red"}
+    if nested:  # under a tuple (itself converted) in a dict
+        assert Redactor().redact({"p": (model,)}) == {"p": [dumped]}
+    else:
+        assert Redactor().redact(model) == dumped
+
+
+def test_nested_tuples_in_a_read_only_mapping_are_never_cycles() -> None:
+    # The shape that showed the id reuse without any help: the mapping proxy's converted dict
+    # was freed at the first tuple's conversion and a later tuple's list took its address.
+    redactor = Redactor()
+    for size in range(1, 12):
+        proxy = MappingProxyType(
+            {f"k{index}": (index, (index,), {"x": (index,)}) for index in range(size)}
+        )
+        assert redactor.redact({"p": proxy}) == {
+            "p": {f"k{index}": [index, [index], {"x": [index]}] for index in range(size)}
+        }
 
 
 def test_iterative_walk_handles_depth_up_to_the_bound() -> None:

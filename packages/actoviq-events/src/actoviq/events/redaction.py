@@ -310,7 +310,9 @@ class Redactor:
         max_depth = policy.max_depth
         key_kind = self._key_kind
         root: list[Any] = [None]
-        ancestors: set[int] = set()
+        # id → object, held: a converted container (a tuple's list) freed mid-walk would let a
+        # later object take its address and pass for an ancestor ("[Circular]").
+        ancestors: dict[int, Any] = {}
         # (source, target container, slot, depth); target _EXIT pops an ancestor.
         stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 0)]
         while stack:
@@ -320,7 +322,7 @@ class Redactor:
             slot: Any = entry[2]
             depth = entry[3]
             if target is _EXIT:
-                ancestors.discard(source)
+                del ancestors[source]
                 continue
             kind: Any = source.__class__
             if kind is str:
@@ -350,7 +352,7 @@ class Redactor:
                     stack.append((converted, target, slot, depth))  # e.g. an enum's value
                     continue
                 # Track the original object too, so a self-containing custom mapping ends.
-                ancestors.add(ident)
+                ancestors[ident] = source
                 stack.append((ident, _EXIT, None, 0))
                 source = cast(Any, converted)
             ident = id(source)
@@ -361,7 +363,7 @@ class Redactor:
                 raise RedactionError(
                     f"Redaction refused a value nested deeper than {max_depth} levels."
                 )
-            ancestors.add(ident)
+            ancestors[ident] = source
             stack.append((ident, _EXIT, None, 0))
             child_depth = depth + 1
             if type(source) is dict:
