@@ -25,6 +25,7 @@ from dbos_harness import (
 
 from actoviq.dbos import (
     MODEL_STEP_NAME,
+    PENDING_EVENT_KEY,
     TOOL_START_STEP_NAME,
     DbosConfigurationError,
     DbosRunNotFoundError,
@@ -152,6 +153,39 @@ async def test_approval_waits_durably_and_runs_the_tool_once(
         await approve(run_id, "call-1")  # after the run: still harmless
         assert await started.status() == "SUCCESS"
         assert await pending(run_id) == ()
+
+
+async def test_what_pending_lists_can_be_decided_without_waiting(
+    dbos_sqlite: None, files: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pending() is what a caller waits on before deciding (docs/scaling-out.md: pending, then
+    # approve with no wait): every interruption it lists must already accept a decision. The run
+    # is held right after it publishes its pending list, as a slow process would leave it.
+    published = asyncio.Event()
+    release = asyncio.Event()
+    original = DBOS.set_event_async
+
+    async def held(key: str, value: Any, **options: Any) -> None:
+        await original(key, value, **options)
+        if key == PENDING_EVENT_KEY and value["interruptions"]:
+            published.set()
+            await asyncio.wait_for(release.wait(), 30)
+
+    monkeypatch.setattr(DBOS, "set_event_async", held)
+    async with _runtime(files, _side_effect(files, approval=True)) as runtime:
+        run_id = f"run-{uuid.uuid4().hex}"
+        started = await runtime.start(agent(), "charge 7", run_id=run_id)
+        try:
+            await asyncio.wait_for(published.wait(), 30)
+            waiting = await pending(run_id)
+            assert [entry.call_id for entry in waiting] == ["call-1"]
+            answered = await approve(run_id, "call-1")  # no wait: the run is already waiting
+            assert answered.id == waiting[0].id
+        finally:
+            release.set()
+        result = await asyncio.wait_for(started.result(), 30)
+    assert result.status == "completed"
+    assert lines(files / "effects") == ["7"]
 
 
 async def test_rejection_denies_the_call(dbos_sqlite: None, files: Path) -> None:

@@ -39,7 +39,8 @@ async def pending(
 ) -> tuple[Interruption, ...]:
     """The interruptions durable run ``run_id`` is waiting on (empty when it waits on none).
 
-    Waits up to ``timeout_seconds`` for the run's first wait to be published.
+    Waits up to ``timeout_seconds`` for the run's first wait to be published. Every
+    interruption listed already accepts a decision: :func:`decide` needs no wait after this.
     """
     data = await _event(run_id, PENDING_EVENT_KEY, timeout_seconds, client)
     if not isinstance(data, dict):

@@ -270,16 +270,18 @@ class DbosRuntime:
     async def _decisions(
         self, interruptions: tuple[Interruption, ...], wait: int
     ) -> list[InterruptionDecision]:
-        await DBOS.set_event_async(
-            PENDING_EVENT_KEY,
-            {"wait": wait, "interruptions": [to_json(entry) for entry in interruptions]},
-        )
+        # Each call's waiting event first, the pending list last: whatever `pending()` lists,
+        # `decide()` finds at once (a caller waits on the list, then decides without waiting).
         for interruption in interruptions:
             if interruption.call_id is not None:
                 await DBOS.set_event_async(
                     waiting_event_key(interruption.call_id),
                     {"interruption": to_json(interruption), "open": True},
                 )
+        await DBOS.set_event_async(
+            PENDING_EVENT_KEY,
+            {"wait": wait, "interruptions": [to_json(entry) for entry in interruptions]},
+        )
         decisions: list[InterruptionDecision] = []
         for interruption in interruptions:
             decisions.append(await self._decision(interruption))
