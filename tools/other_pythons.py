@@ -58,6 +58,7 @@ def _pytest_command(uv: list[str], version: str, basetemp: Path) -> list[str]:
         str(basetemp),
         "-m",
         "not slow",
+        "--durations=30",  # the log ends with the slowest tests (CI time)
         "packages",
         "tests-integration",
     ]
