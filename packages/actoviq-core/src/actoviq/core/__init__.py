@@ -45,6 +45,7 @@ from actoviq.core.errors import (
     ActoviqError,
     AgentSpecError,
     CapabilityError,
+    FieldReplacerError,
     ItemValidationError,
     JsonValueError,
     ModelRefError,
@@ -122,6 +123,7 @@ from actoviq.core.model_settings import (
     ReasoningSummary,
     ToolChoiceSetting,
 )
+from actoviq.core.replace import field_replacer
 from actoviq.core.run import (
     Interruption,
     InterruptionKind,
@@ -179,6 +181,7 @@ __all__ = [
     "DocumentSource",
     "ErrorItem",
     "ErrorSource",
+    "FieldReplacerError",
     "FileSource",
     "GuardrailDecision",
     "HandoffCallItem",
@@ -258,6 +261,7 @@ __all__ = [
     "dumps_canonical",
     "dumps_compact",
     "empty_usage",
+    "field_replacer",
     "find_json_violation",
     "from_json",
     "is_json_value",

@@ -374,3 +374,13 @@ class ModelRefError(ActoviqError, ValueError):
     """A model reference string or object cannot be parsed."""
 
     default_code: ClassVar[str] = "MODEL_REF_INVALID"
+
+
+class FieldReplacerError(ActoviqError, TypeError):
+    """:func:`~actoviq.core.field_replacer` cannot copy that class or field faithfully."""
+
+    default_code: ClassVar[str] = "FIELD_REPLACER_INVALID"
+
+    def __init__(self, message: str, *, cls: str, field: str) -> None:
+        super().__init__(message, details={"class": cls, "field": field})
+        self.field = field

@@ -7,7 +7,7 @@ from typing import Any, cast
 
 import attrs
 
-from actoviq.core import JsonObject, ModelRefParts, model_ref_parts
+from actoviq.core import JsonObject, ModelRefParts, field_replacer, model_ref_parts
 from actoviq.providers._lifecycle import AsyncCloseable
 from actoviq.providers.capabilities import (
     CapabilitiesSource,
@@ -24,25 +24,16 @@ __all__ = ["BaseModelProvider", "PreparedCall", "namespaced_options"]
 
 _RESOLVED_CACHE_LIMIT = 256  # distinct model names remembered per provider (cleared when full)
 
-# ModelRequest's slot descriptors: a validated request with only ``model`` swapped for a
-# ResolvedModel is copied slot by slot (every field already passed its converter) instead of
-# through attrs.evolve, which re-runs __init__ and every converter.
-_REQUEST_SLOTS: tuple[Any, ...] = tuple(
-    ModelRequest.__dict__[field.name] for field in attrs.fields(ModelRequest)
-)
-_REQUEST_MODEL_SLOT: Any = ModelRequest.__dict__["model"]
+# A validated request with only ``model`` swapped for a ResolvedModel is copied slot by slot
+# (every field already passed its converter) instead of through attrs.evolve, which re-runs
+# __init__ and every converter.
+_replace_model = field_replacer(ModelRequest, "model")
 
 
 def _with_model(request: ModelRequest, model: ResolvedModel) -> ModelRequest:
     if request.model is model:
         return request
-    if request.__class__ is not ModelRequest:  # a subclass may add fields or checks
-        return attrs.evolve(request, model=model)
-    clone = object.__new__(ModelRequest)
-    for slot in _REQUEST_SLOTS:
-        slot.__set__(clone, slot.__get__(request, ModelRequest))
-    _REQUEST_MODEL_SLOT.__set__(clone, model)
-    return clone
+    return _replace_model(request, model)
 
 
 @attrs.frozen(kw_only=True, slots=True)

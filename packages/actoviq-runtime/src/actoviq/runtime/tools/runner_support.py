@@ -14,9 +14,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from typing import Any, Final, cast
 
-import attrs
-
-from actoviq.core import AbortError
+from actoviq.core import AbortError, field_replacer
 from actoviq.runtime.tools.descriptor import ToolExecutionContext
 from actoviq.runtime.tools.errors import ToolExecutionError, ToolFailure, ToolFailureKind
 from actoviq.runtime.tools.policy import InterruptDecision
@@ -58,23 +56,10 @@ def hand_back(
         loop.call_soon_threadsafe(settle)
 
 
-# ToolExecutionContext's slot descriptors: a context with only ``signal`` swapped is copied slot
-# by slot (its fields carry no converters or validators) instead of through attrs.evolve.
-_CTX_SLOTS: Final[tuple[Any, ...]] = tuple(
-    ToolExecutionContext.__dict__[field.name] for field in attrs.fields(ToolExecutionContext)
+with_signal: Final[Callable[[ToolExecutionContext, Any], ToolExecutionContext]] = field_replacer(
+    ToolExecutionContext, "signal"
 )
-_CTX_SIGNAL: Final[Any] = ToolExecutionContext.__dict__["signal"]
-
-
-def with_signal(ctx: ToolExecutionContext, signal: Any) -> ToolExecutionContext:
-    """``ctx`` with ``signal`` instead of its own (copied slot by slot when exact)."""
-    if ctx.__class__ is not ToolExecutionContext:  # a subclass may add fields or checks
-        return attrs.evolve(ctx, signal=signal)
-    clone = object.__new__(ToolExecutionContext)
-    for slot in _CTX_SLOTS:
-        slot.__set__(clone, slot.__get__(ctx, ToolExecutionContext))
-    _CTX_SIGNAL.__set__(clone, signal)
-    return clone
+"""``with_signal(ctx, signal)``: ``ctx`` with ``signal`` instead of its own (a slot copy)."""
 
 
 def runs_on_loop(execute: Callable[..., object]) -> bool:
