@@ -305,9 +305,13 @@ async def test_an_awaitable_of_a_stopped_batch_is_closed_not_left_unawaited(
 
     given_up = threading.Event()
 
+    def give_up() -> None:
+        controller.abort("stop")  # settles the running call "cancelled" before it returns
+        given_up.set()  # in the same callback: the test task cannot resume (and block the
+        # loop in ``shutdown``) between the two, as with two separate callbacks
+
     def returns_awaitable(ctx: ToolExecutionContext, value: Any) -> object:
-        loop.call_soon_threadsafe(controller.abort, "stop")
-        loop.call_soon_threadsafe(given_up.set)  # callbacks run in order: after the abort
+        loop.call_soon_threadsafe(give_up)
         assert given_up.wait(BOUND)  # the call is given up before its result is handed over
         made.append(later())
         return made[-1]
