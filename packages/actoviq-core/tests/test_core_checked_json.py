@@ -187,3 +187,23 @@ def test_updated_of_known_keys_still_checks_every_value() -> None:
     list_copy = back.to_json()["list"]
     assert list_copy == [2] and list_copy is not back.to_json()["list"]
     assert base.to_json()["list"] == [1]
+
+
+def test_copies_made_by_updated_are_checked_objects_as_read_only_as_the_first() -> None:
+    base = CheckedJsonObject(
+        {"a": 1, "piece": CheckedJsonObject({"b": 2}, max_depth=2)}, max_depth=4
+    )
+    copies = [base.updated({"a": 2}), base.updated({"new": "key"}), base.updated({"a": [1]})]
+    for copy in copies:
+        assert type(copy) is CheckedJsonObject
+        assert isinstance(copy, CheckedJsonObject) and copy.max_depth == base.max_depth
+        with pytest.raises(AttributeError):
+            setattr(copy, "_data", {"a": float("nan")})  # noqa: B010
+        with pytest.raises(AttributeError):
+            delattr(copy, "_nested")
+        assert CheckedJsonObject({"nested": copy})["nested"] is copy  # taken as checked
+    assert [copy.to_json() for copy in copies] == [
+        {"a": 2, "piece": {"b": 2}},
+        {"a": 1, "piece": {"b": 2}, "new": "key"},
+        {"a": [1], "piece": {"b": 2}},
+    ]

@@ -124,13 +124,38 @@ def _init(
     setattr_(target, "_max_depth", depth)
 
 
+class _Unsealed(Mapping[str, JsonValue]):
+    """The slot layout of :class:`CheckedJsonObject` (same base) without its read-only guard.
+
+    An instance is filled with plain slot stores, then becomes a :class:`CheckedJsonObject` by
+    assigning ``__class__``: ``object.__setattr__`` on a class that overrides ``__setattr__``
+    walks the class hierarchy on every call (CPython's "hackcheck"), which cost more than the
+    rest of making a copy. Never handed out.
+    """
+
+    __slots__ = ("_data", "_max_depth", "_nested")
+
+    _data: dict[str, object]
+    _nested: tuple[str, ...]
+    _max_depth: int
+
+    def __getitem__(self, key: str) -> JsonValue:
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
 def _made(data: dict[str, object], nested: tuple[str, ...], depth: int) -> CheckedJsonObject:
-    made = object.__new__(CheckedJsonObject)
-    setattr_ = object.__setattr__
-    setattr_(made, "_data", data)
-    setattr_(made, "_nested", nested)
-    setattr_(made, "_max_depth", depth)
-    return made
+    made = _Unsealed()
+    made._data = data  # pyright: ignore[reportPrivateUsage]
+    made._nested = nested  # pyright: ignore[reportPrivateUsage]
+    made._max_depth = depth  # pyright: ignore[reportPrivateUsage]
+    made.__class__ = CheckedJsonObject  # pyright: ignore[reportAttributeAccessIssue]
+    return made  # pyright: ignore[reportReturnType]
 
 
 @final
@@ -186,36 +211,41 @@ class CheckedJsonObject(Mapping[str, JsonValue]):
         Raises:
             JsonValueError: a changed key or value is not strict JSON (see the class doc).
         """
+        source: Mapping[str, object] = changes  # kept apart from the narrowing below
         if type(changes) is not dict and not isinstance(changes, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise JsonValueError(label, "$", expected="a JSON object")
-        changes = cast(Mapping[str, object], changes)  # a dict narrowed the declared type away
         data = self._data.copy()
         nested = self._nested
         max_depth = self._max_depth
         find = _find_surrogate
-        for key, item in changes.items():  # the fast path: known keys, same kind of value
-            kind = type(item)
+        for key, item in source.items():  # the fast path: known keys, same kind of value
             if key not in data:
                 break  # a new key: checked below
-            if kind is CheckedJsonObject:
+            kind = type(item)
+            if kind is str:
+                if key in nested or not (item.isascii() or find(item) is None):  # type: ignore[union-attr]
+                    break
+            elif kind is CheckedJsonObject:
                 # A checked object in place of another one: nested stays as it is.
                 if type(data[key]) is not CheckedJsonObject or item._max_depth >= max_depth:  # type: ignore[union-attr]
                     break
-            elif key in nested or not (
-                item is None
-                or kind is bool
-                or (kind is str and item.isascii())  # type: ignore[union-attr]
-                or (kind is int and -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER)  # type: ignore[operator]
-                or (kind is float and item - item == 0.0)  # type: ignore[operator]
-                or (kind is str and find(item) is None)  # type: ignore[arg-type]
-            ):
-                break  # a container, or a value to look at closely
+            elif item is None or kind is bool:
+                if key in nested:
+                    break
+            elif kind is int:
+                if key in nested or not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:  # type: ignore[operator]
+                    break
+            elif kind is float:
+                if key in nested or item - item != 0.0:  # type: ignore[operator]  # NaN, ±inf
+                    break
+            else:
+                break  # a container, or another type: looked at closely below
             data[key] = item
         else:
             return _made(data, nested, max_depth)
         data = self._data.copy()
-        keys: list[str] = [key for key in nested if key not in changes] if nested else []
-        _check_into(data, keys, changes, label, max_depth)
+        keys: list[str] = [key for key in nested if key not in source] if nested else []
+        _check_into(data, keys, source, label, max_depth)
         return _made(data, tuple(keys), max_depth)
 
     @property
@@ -249,7 +279,7 @@ class CheckedJsonObject(Mapping[str, JsonValue]):
 
     def to_json(self) -> JsonObject:
         """A fresh plain copy (``dict``/``list`` all the way down), not checked again."""
-        root = dict(self._data)
+        root = self._data.copy()
         if not self._nested:
             return root  # pyright: ignore[reportReturnType]
         stack = [(root, self._nested)]
@@ -259,7 +289,7 @@ class CheckedJsonObject(Mapping[str, JsonValue]):
             for key in keys:
                 value = target[key]
                 if type(value) is CheckedJsonObject:
-                    copy = dict(value._data)
+                    copy = value._data.copy()
                     target[key] = copy
                     if value._nested:
                         push((copy, value._nested))
