@@ -214,10 +214,13 @@ def run_metadata(given: object) -> dict[str, object] | None:
         return given.to_json()  # pyright: ignore[reportReturnType]
     if given is None:
         return None
+    # Casts by name and only where needed: cast() is a call per use, and a subscripted type
+    # (``dict[object, object]``) a new object each time it is evaluated.
+    source: Mapping[object, object]
     if type(given) is dict:
-        source = cast(dict[object, object], given)
+        source = cast("dict[object, object]", given)
     elif isinstance(given, Mapping):
-        source = dict(cast(Mapping[object, object], given))
+        source = dict(cast("Mapping[object, object]", given))
     else:
         raise ItemValidationError("Run metadata must be a JSON object.", field="metadata")
     metadata: dict[object, object] = {}
@@ -225,12 +228,12 @@ def run_metadata(given: object) -> dict[str, object] | None:
     for key, value in source.items():
         kind = type(value)
         if kind is CheckedJsonObject:
-            metadata[key] = cast(CheckedJsonObject, value).to_json()
+            metadata[key] = value.to_json()  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
             value = None  # checked when it was made: only its key is left to check
         else:
             metadata[key] = value
         if (type(key) is str and key.isascii()) and (
-            value is None or kind is bool or (kind is str and cast(str, value).isascii())
+            value is None or kind is bool or (kind is str and value.isascii())  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
         ):
             continue
         if walk is None:
@@ -242,7 +245,7 @@ def run_metadata(given: object) -> dict[str, object] | None:
             raise ItemValidationError(
                 error.message, field="metadata", path=error.path, reason=error.reason
             )
-    return cast(dict[str, object], metadata)
+    return metadata  # pyright: ignore[reportReturnType]
 
 
 def fresh_state(
