@@ -254,23 +254,46 @@ class RunTree:
             ScopeWideningError: ``narrow`` would loosen the parent (§8.2-18).
         """
         child_run_id = child_run_id if child_run_id is not None else self.new_run_id()
-        values = narrow_scope_values(parent, narrow)
-        parent_node = self._nodes.get(parent.run_id)
+        nodes = self._nodes
+        parent_run_id = parent.run_id
+        parent_node = nodes.get(parent_run_id)
+        # Checked before the tree changes; None: everything inherited as it is.
+        values = None if narrow is None else narrow_scope_values(parent, narrow)
         if parent_node is None:
             self.adopt(parent)
-            parent_node = self._nodes[parent.run_id]
-        if child_run_id in self._nodes:
+            parent_node = nodes[parent_run_id]
+        if child_run_id in nodes:
             raise RunTreeConflictError(f'Run tree already contains child "{child_run_id}".')
         controller = AbortController()
-        scope = OrchestrationScope(
-            run_id=child_run_id,
-            parent_run_id=parent.run_id,
-            depth=parent.depth + 1,
-            lineage=(*parent.lineage, parent.run_id),
-            trace=create_child_trace_context(child_run_id, parent=parent.trace, ids=self._ids),
-            signal=controller.signal,
-            **values,
-        )
+        trace = create_child_trace_context(child_run_id, parent=parent.trace, ids=self._ids)
+        if values is None:  # the common case: no value dict to build and unpack
+            scope = OrchestrationScope(
+                run_id=child_run_id,
+                parent_run_id=parent_run_id,
+                depth=parent.depth + 1,
+                lineage=(*parent.lineage, parent_run_id),
+                trace=trace,
+                signal=controller.signal,
+                deadline=parent.deadline,
+                security_policy=parent.security_policy,
+                tenant_session=parent.tenant_session,
+                workspace_policy=parent.workspace_policy,
+                allowed_tools=parent.allowed_tools,
+                budget=parent.budget,
+                concurrency=parent.concurrency,
+                services=parent.services,
+                metadata=parent.metadata,
+            )
+        else:
+            scope = OrchestrationScope(
+                run_id=child_run_id,
+                parent_run_id=parent_run_id,
+                depth=parent.depth + 1,
+                lineage=(*parent.lineage, parent_run_id),
+                trace=trace,
+                signal=controller.signal,
+                **values,
+            )
         node = _Node(scope, controller, parent.run_id)
         parent_node.adopt_child(node)
         if scope.deadline is not None:
