@@ -35,7 +35,7 @@ from actoviq.core import (
     Usage,
 )
 from actoviq.events import EventEmitter, RunEvent
-from actoviq.orchestration.budget import BudgetReservation, InMemoryBudgetLedger
+from actoviq.orchestration.budget import InMemoryBudgetLedger
 from actoviq.orchestration.child_support import (
     InjectedMetadata,
     agent_tools,
@@ -338,20 +338,90 @@ class ChildRunner:
                     tokens=reserve_tokens, cost_usd=reserve_cost_usd
                 )
             try:
-                return await self._attempts(
-                    scope,
-                    agent,
-                    input,
-                    policy=policy,
-                    mode=mode,
-                    context=context,
-                    metadata=metadata,
-                    effect=effect,
-                    idempotency_key=idempotency_key,
-                    session_history=session_history,
-                    reservation=reservation,
-                    on_event=on_event,
+                # The attempts, inlined: one coroutine layer less per child.
+                session_id = child_session_id(scope, mode)
+                if (
+                    mode == "child"
+                    and session_id is not None
+                    and self.runtime.services.has("sessions")
+                ):
+                    await self._tag_session(scope, session_id, agent)
+                last_error: BaseException | None = None
+                attempt = 0
+                sequence = 0
+                for attempt in range(1, policy.attempts + 1):
+                    await self._emit_child(
+                        scope, agent, "orchestration.child.started", attempt, mode
+                    )
+                    try:
+                        options = self._run_options(
+                            scope,
+                            session_id=session_id,
+                            context=context,
+                            metadata=await self._metadata(
+                                scope, metadata, effect, idempotency_key, attempt
+                            ),
+                            session_history=session_history,
+                            sequence=sequence,
+                        )
+                        # The permit without its context manager (one coroutine less on the
+                        # path every child waits on): a free one is taken without awaiting.
+                        permits = scope.concurrency
+                        lease = permits._acquire_now(scope.run_id, scope.signal)  # pyright: ignore[reportPrivateUsage]
+                        if lease is None:
+                            acquire = permits._acquire  # pyright: ignore[reportPrivateUsage]
+                            lease = await acquire(scope.run_id, scope.lineage, scope.signal)
+                        try:
+                            if on_event is None:
+                                result = await self.runtime.run(agent, input, **options)
+                            else:
+                                result = await self._streamed(agent, input, options, on_event)
+                        finally:
+                            permits._release(lease)  # pyright: ignore[reportPrivateUsage]
+                        budget = scope.budget
+                        held = reservation if attempt == 1 else None
+                        if type(budget) is InMemoryBudgetLedger:
+                            budget.record_usage_now(result.usage, reservation=held)
+                        else:
+                            await budget.record_usage(result.usage, reservation=held)
+                    except BudgetExceededError as error:
+                        last_error = error  # usage is recorded; a budget error is never retried
+                        break
+                    except Exception as error:
+                        last_error = error
+                        sequence = last_sequence(error, sequence)
+                        if scope.signal.aborted:
+                            return await self._settled(
+                                ChildRunOutcome(
+                                    status="cancelled",
+                                    attempts=attempt,
+                                    scope=scope,
+                                    error=ChildError.of(scope.signal.reason or error),
+                                ),
+                                agent,
+                            )
+                        retry = policy.mode == "retry-safe" and attempt < policy.attempts
+                        if retry and policy.retry_when is not None:
+                            retry = bool(policy.retry_when(error, attempt))
+                        if not retry:
+                            break
+                        continue
+                    status = result.status
+                    outcome = ChildRunOutcome(
+                        status="completed" if status == "completed" else status,
+                        attempts=attempt,
+                        scope=scope,
+                        result=result,
+                        error=cancel_error(scope) if status == "cancelled" else None,
+                    )
+                    return await self._settled(outcome, agent)
+                failed = ChildRunOutcome(
+                    status="failed", attempts=attempt, scope=scope, error=ChildError.of(last_error)
                 )
+                await self._settled(failed, agent)
+                if policy.mode == "collect":
+                    return failed
+                raise ChildRunError(scope.run_id, attempt, last_error)
             finally:
                 if reservation is not None:
                     await scope.budget.release(reservation)
@@ -375,99 +445,6 @@ class ChildRunner:
             snapshot = await budget.snapshot()
             injected = self._injected.build(scope, snapshot, effect, idempotency_key, attempt)
         return {**(metadata or {}), "orchestration": injected}
-
-    async def _attempts(
-        self,
-        scope: OrchestrationScope,
-        agent: AgentSpec[Any, Any],
-        input: AgentInput,
-        *,
-        policy: ChildFailurePolicy,
-        mode: SessionMode,
-        context: Any,
-        metadata: JsonObject | None,
-        effect: ToolEffect | None,
-        idempotency_key: str | None,
-        session_history: str | None,
-        reservation: BudgetReservation | None,
-        on_event: EventCallback | None,
-    ) -> ChildRunOutcome:
-        session_id = child_session_id(scope, mode)
-        if mode == "child" and session_id is not None and self.runtime.services.has("sessions"):
-            await self._tag_session(scope, session_id, agent)
-        last_error: BaseException | None = None
-        attempt = 0
-        sequence = 0
-        for attempt in range(1, policy.attempts + 1):
-            await self._emit_child(scope, agent, "orchestration.child.started", attempt, mode)
-            try:
-                options = self._run_options(
-                    scope,
-                    session_id=session_id,
-                    context=context,
-                    metadata=await self._metadata(
-                        scope, metadata, effect, idempotency_key, attempt
-                    ),
-                    session_history=session_history,
-                    sequence=sequence,
-                )
-                # The attempt, inlined (one coroutine less on the path every child waits on);
-                # the permit without its context manager: a free one is taken without awaiting.
-                permits = scope.concurrency
-                lease = permits._acquire_now(scope.run_id, scope.signal)  # pyright: ignore[reportPrivateUsage]
-                if lease is None:
-                    lease = await permits._acquire(scope.run_id, scope.lineage, scope.signal)  # pyright: ignore[reportPrivateUsage]
-                try:
-                    if on_event is None:
-                        result = await self.runtime.run(agent, input, **options)
-                    else:
-                        result = await self._streamed(agent, input, options, on_event)
-                finally:
-                    permits._release(lease)  # pyright: ignore[reportPrivateUsage]
-                budget = scope.budget
-                held = reservation if attempt == 1 else None
-                if type(budget) is InMemoryBudgetLedger:
-                    budget.record_usage_now(result.usage, reservation=held)
-                else:
-                    await budget.record_usage(result.usage, reservation=held)
-            except BudgetExceededError as error:
-                last_error = error  # usage is recorded; a budget error is never retried
-                break
-            except Exception as error:
-                last_error = error
-                sequence = last_sequence(error, sequence)
-                if scope.signal.aborted:
-                    return await self._settled(
-                        ChildRunOutcome(
-                            status="cancelled",
-                            attempts=attempt,
-                            scope=scope,
-                            error=ChildError.of(scope.signal.reason or error),
-                        ),
-                        agent,
-                    )
-                retry = policy.mode == "retry-safe" and attempt < policy.attempts
-                if retry and policy.retry_when is not None:
-                    retry = bool(policy.retry_when(error, attempt))
-                if not retry:
-                    break
-                continue
-            status = result.status
-            outcome = ChildRunOutcome(
-                status="completed" if status == "completed" else status,
-                attempts=attempt,
-                scope=scope,
-                result=result,
-                error=cancel_error(scope) if status == "cancelled" else None,
-            )
-            return await self._settled(outcome, agent)
-        failed = ChildRunOutcome(
-            status="failed", attempts=attempt, scope=scope, error=ChildError.of(last_error)
-        )
-        await self._settled(failed, agent)
-        if policy.mode == "collect":
-            return failed
-        raise ChildRunError(scope.run_id, attempt, last_error)
 
     async def _streamed(
         self,
