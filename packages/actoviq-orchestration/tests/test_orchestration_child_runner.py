@@ -275,6 +275,28 @@ async def test_injected_budget_counters_are_the_ledgers_when_each_child_starts()
     assert budgets[1]["limits"]["maxChildRuns"] == 5
 
 
+async def test_a_child_that_waited_for_a_permit_sees_the_ledger_when_it_starts() -> None:
+    """The injected metadata is built once the permit is held (a waiting child keeps none alive):
+    the second child of capacity 1 sees the usage the first recorded while it waited."""
+    provider = script("worker", [ScriptedTurn(text="ok", usage=usage(7, 0.5))], repeat_last=True)
+    ledger = InMemoryBudgetLedger(BudgetLimits(max_child_runs=5))
+    async with runtime_for(provider) as runtime:
+        runner = ChildRunner(runtime)
+        root = runner.create_root(
+            run_id="root", budget=ledger, concurrency=ConcurrencyController(1)
+        )
+        first, second = await asyncio.gather(
+            runner.run(root, agent("worker"), "one"), runner.run(root, agent("worker"), "two")
+        )
+    budgets: list[Any] = []
+    for outcome in (first, second):
+        assert outcome.result is not None and outcome.result.metadata is not None
+        budgets.append(outcome.result.metadata["orchestration"]["budget"])
+    assert (budgets[0]["childRunsStarted"], budgets[0]["totalTokensUsed"]) == (1, 0)
+    assert (budgets[1]["childRunsStarted"], budgets[1]["totalTokensUsed"]) == (2, 7)
+    assert budgets[1]["costUsdUsed"] == 0.5
+
+
 def test_child_session_ids_are_url_encoded_like_encode_uri_component() -> None:
     tree = RunTree()
     root = tree.create_root(

@@ -21,16 +21,13 @@ Fixes over the reference:
 from __future__ import annotations
 
 import contextlib
-import math
-import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 from actoviq.core import (
     AgentSpec,
     JsonObject,
-    RunLimitsPatch,
     RunResult,
     Usage,
 )
@@ -43,6 +40,7 @@ from actoviq.orchestration.child_support import (
     check_policy,
     child_session_id,
     last_sequence,
+    run_options,
     usage_delta,
     usage_kwargs,
 )
@@ -148,35 +146,6 @@ class ChildRunner:
                 details={"runId": scope.run_id},
             )
 
-    def _run_options(
-        self,
-        scope: OrchestrationScope,
-        *,
-        session_id: str | None,
-        context: Any,
-        metadata: JsonObject | None,
-        session_history: str | None,
-        sequence: int = 0,
-    ) -> dict[str, Any]:
-        options: dict[str, Any] = {
-            "context": context,
-            "signal": scope.signal,
-            "session_id": session_id,
-            "tenant_id": scope.tenant_session.tenant_id,
-            "workspace_id": scope.workspace_policy.workspace_id,
-            "metadata": metadata,
-            "run_id": scope.run_id,
-            "trace": scope.trace,
-        }
-        remaining = None if scope.deadline is None else scope.remaining_ms(time.time() * 1000)
-        if remaining is not None:
-            options["limits"] = RunLimitsPatch(run_deadline_ms=max(1, math.ceil(remaining)))
-        if session_history is not None and session_id is not None:
-            options["session_history"] = session_history
-        if sequence:
-            options["event_sequence_start"] = sequence  # a retry continues the run's events
-        return options
-
     async def run_scope(
         self,
         scope: OrchestrationScope,
@@ -194,7 +163,7 @@ class ChildRunner:
         self._check_scope(scope)
         adopted = scope.run_id not in self.tree
         self.tree.adopt(scope)
-        options = self._run_options(
+        options = run_options(
             scope,
             session_id=scope.tenant_session.session_id,
             context=context,
@@ -219,7 +188,7 @@ class ChildRunner:
         """Like :meth:`run_scope`, streamed: the run's :class:`RunHandle`."""
         self._check_scope(scope)
         self.tree.adopt(scope)
-        options = self._run_options(
+        options = run_options(
             scope,
             session_id=scope.tenant_session.session_id,
             context=context,
@@ -350,20 +319,11 @@ class ChildRunner:
                 attempt = 0
                 sequence = 0
                 for attempt in range(1, policy.attempts + 1):
-                    await self._emit_child(
-                        scope, agent, "orchestration.child.started", attempt, mode
-                    )
-                    try:
-                        options = self._run_options(
-                            scope,
-                            session_id=session_id,
-                            context=context,
-                            metadata=await self._metadata(
-                                scope, metadata, effect, idempotency_key, attempt
-                            ),
-                            session_history=session_history,
-                            sequence=sequence,
+                    if self._routed(scope):  # checked first: no coroutine when unrouted
+                        await self._emit_child(
+                            scope, agent, "orchestration.child.started", attempt, mode
                         )
+                    try:
                         # The permit without its context manager (one coroutine less on the
                         # path every child waits on): a free one is taken without awaiting.
                         permits = scope.concurrency
@@ -372,6 +332,24 @@ class ChildRunner:
                             acquire = permits._acquire  # pyright: ignore[reportPrivateUsage]
                             lease = await acquire(scope.run_id, scope.lineage, scope.signal)
                         try:
+                            # Built once the permit is held: a child waiting for one keeps
+                            # no metadata alive (fewer objects for the cyclic GC to scan).
+                            if type(scope.budget) is InMemoryBudgetLedger:
+                                injected = self._metadata_now(
+                                    scope, metadata, effect, idempotency_key, attempt
+                                )
+                            else:
+                                injected = await self._metadata(
+                                    scope, metadata, effect, idempotency_key, attempt
+                                )
+                            options = run_options(
+                                scope,
+                                session_id=session_id,
+                                context=context,
+                                metadata=injected,
+                                session_history=session_history,
+                                sequence=sequence,
+                            )
                             if on_event is None:
                                 result = await self.runtime.run(agent, input, **options)
                             else:
@@ -391,15 +369,15 @@ class ChildRunner:
                         last_error = error
                         sequence = last_sequence(error, sequence)
                         if scope.signal.aborted:
-                            return await self._settled(
-                                ChildRunOutcome(
-                                    status="cancelled",
-                                    attempts=attempt,
-                                    scope=scope,
-                                    error=ChildError.of(scope.signal.reason or error),
-                                ),
-                                agent,
+                            cancelled = ChildRunOutcome(
+                                status="cancelled",
+                                attempts=attempt,
+                                scope=scope,
+                                error=ChildError.of(scope.signal.reason or error),
                             )
+                            if self._routed(scope):
+                                await self._settled(cancelled, agent)
+                            return cancelled
                         retry = policy.mode == "retry-safe" and attempt < policy.attempts
                         if retry and policy.retry_when is not None:
                             retry = bool(policy.retry_when(error, attempt))
@@ -414,11 +392,14 @@ class ChildRunner:
                         result=result,
                         error=cancel_error(scope) if status == "cancelled" else None,
                     )
-                    return await self._settled(outcome, agent)
+                    if self._routed(scope):
+                        await self._settled(outcome, agent)
+                    return outcome
                 failed = ChildRunOutcome(
                     status="failed", attempts=attempt, scope=scope, error=ChildError.of(last_error)
                 )
-                await self._settled(failed, agent)
+                if self._routed(scope):
+                    await self._settled(failed, agent)
                 if policy.mode == "collect":
                     return failed
                 raise ChildRunError(scope.run_id, attempt, last_error)
@@ -428,6 +409,21 @@ class ChildRunner:
         finally:
             self.tree.complete(scope.run_id)
 
+    def _metadata_now(
+        self,
+        scope: OrchestrationScope,
+        metadata: JsonObject | None,
+        effect: ToolEffect | None,
+        idempotency_key: str | None,
+        attempt: int,
+    ) -> dict[str, Any]:
+        """The child's run metadata from the in-memory ledger (no coroutine)."""
+        budget = cast(InMemoryBudgetLedger, scope.budget)
+        injected = self._injected.build_from(
+            scope, budget.limits, budget.counters_now(), effect, idempotency_key, attempt
+        )
+        return {**metadata, "orchestration": injected} if metadata else {"orchestration": injected}
+
     async def _metadata(
         self,
         scope: OrchestrationScope,
@@ -436,14 +432,8 @@ class ChildRunner:
         idempotency_key: str | None,
         attempt: int,
     ) -> dict[str, Any]:
-        budget = scope.budget
-        if type(budget) is InMemoryBudgetLedger:
-            injected = self._injected.build_from(
-                scope, budget.limits, budget.counters_now(), effect, idempotency_key, attempt
-            )
-        else:
-            snapshot = await budget.snapshot()
-            injected = self._injected.build(scope, snapshot, effect, idempotency_key, attempt)
+        snapshot = await scope.budget.snapshot()
+        injected = self._injected.build(scope, snapshot, effect, idempotency_key, attempt)
         return {**(metadata or {}), "orchestration": injected}
 
     async def _streamed(
@@ -457,6 +447,11 @@ class ChildRunner:
             async for event in handle:
                 await on_event(event)
             return await handle.result()
+
+    def _routed(self, scope: OrchestrationScope) -> bool:
+        """Whether ``scope``'s child events have somewhere to go (its parent or an ancestor)."""
+        parent = scope.parent_run_id
+        return parent is not None and self.events.routes(parent, scope.lineage[:-1])
 
     async def _emit_child(
         self,

@@ -1,4 +1,4 @@
-"""Helpers of ``ChildRunner``: session ids, policy checks, usage sums, injected metadata.
+"""Helpers of ``ChildRunner``: session ids, run options, policy checks, usage, injected metadata.
 
 The ``orchestration`` metadata injected into every child run is built from checked pieces (see
 :class:`InjectedMetadata`).
@@ -6,13 +6,22 @@ The ``orchestration`` metadata injected into every child run is built from check
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Mapping
 from typing import Any, Final, Protocol, cast
 from urllib.parse import quote
 
 import attrs
 
-from actoviq.core import MAX_JSON_DEPTH, AgentSpec, CheckedJsonObject, JsonObject, Usage
+from actoviq.core import (
+    MAX_JSON_DEPTH,
+    AgentSpec,
+    CheckedJsonObject,
+    JsonObject,
+    RunLimitsPatch,
+    Usage,
+)
 from actoviq.orchestration.budget import BudgetLimits, BudgetSnapshot
 from actoviq.orchestration.errors import ChildPolicyError
 from actoviq.orchestration.outcomes import ChildError, ChildFailurePolicy, SessionMode
@@ -27,6 +36,7 @@ __all__ = [
     "check_policy",
     "child_session_id",
     "last_sequence",
+    "run_options",
     "usage_delta",
     "usage_kwargs",
 ]
@@ -52,6 +62,36 @@ def child_session_id(scope: OrchestrationScope, mode: SessionMode) -> str | None
         f"{quote(tenant.tenant_id, safe=_QUOTE_SAFE)}:{quote(tenant.namespace, safe=_QUOTE_SAFE)}:"
         f"{parent_session}{scope.run_id}"
     )
+
+
+def run_options(
+    scope: OrchestrationScope,
+    *,
+    session_id: str | None,
+    context: Any,
+    metadata: JsonObject | None,
+    session_history: str | None,
+    sequence: int = 0,
+) -> dict[str, Any]:
+    """The ``runtime.run`` options of a run *as* ``scope`` (its id, trace, signal, deadline)."""
+    options: dict[str, Any] = {
+        "context": context,
+        "signal": scope.signal,
+        "session_id": session_id,
+        "tenant_id": scope.tenant_session.tenant_id,
+        "workspace_id": scope.workspace_policy.workspace_id,
+        "metadata": metadata,
+        "run_id": scope.run_id,
+        "trace": scope.trace,
+    }
+    remaining = None if scope.deadline is None else scope.remaining_ms(time.time() * 1000)
+    if remaining is not None:
+        options["limits"] = RunLimitsPatch(run_deadline_ms=max(1, math.ceil(remaining)))
+    if session_history is not None and session_id is not None:
+        options["session_history"] = session_history
+    if sequence:
+        options["event_sequence_start"] = sequence  # a retry continues the run's events
+    return options
 
 
 def check_policy(
