@@ -291,7 +291,8 @@ async def test_a_child_that_waited_for_a_permit_sees_the_ledger_when_it_starts()
     budgets: list[Any] = []
     for outcome in (first, second):
         assert outcome.result is not None and outcome.result.metadata is not None
-        budgets.append(outcome.result.metadata["orchestration"]["budget"])
+        injected: Any = outcome.result.metadata["orchestration"]
+        budgets.append(injected["budget"])
     assert (budgets[0]["childRunsStarted"], budgets[0]["totalTokensUsed"]) == (1, 0)
     assert (budgets[1]["childRunsStarted"], budgets[1]["totalTokensUsed"]) == (2, 7)
     assert budgets[1]["costUsdUsed"] == 0.5
