@@ -28,6 +28,7 @@ from actoviq.core.agent_spec import (
     resolve_instructions,
 )
 from actoviq.core.checked_json import DEFAULT_CHECKED_DEPTH, CheckedJsonObject
+from actoviq.core.checked_template import CheckedJsonTemplate
 from actoviq.core.converter import (
     converter,
     dumps,
@@ -177,6 +178,7 @@ __all__ = [
     "CanonicalItem",
     "CapabilityError",
     "CheckedJsonObject",
+    "CheckedJsonTemplate",
     "DocumentItem",
     "DocumentSource",
     "ErrorItem",

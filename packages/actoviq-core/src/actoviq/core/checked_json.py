@@ -298,3 +298,11 @@ class CheckedJsonObject(Mapping[str, JsonValue]):
                 else:  # an empty array or object
                     target[key] = {} if type(value) is dict else []
         return root  # pyright: ignore[reportReturnType]
+
+
+def _parts(value: CheckedJsonObject) -> tuple[dict[str, object], tuple[str, ...], int]:  # pyright: ignore[reportUnusedFunction]
+    """``value``'s data, nested keys and depth bound (for :mod:`actoviq.core.checked_template`).
+
+    The template never changes the dict: it builds its copies with :func:`_made`.
+    """
+    return value._data, value._nested, value._max_depth  # pyright: ignore[reportPrivateUsage]

@@ -12,12 +12,11 @@ from collections.abc import Mapping
 from typing import Any, Final, Protocol, cast
 from urllib.parse import quote
 
-import attrs
-
 from actoviq.core import (
     MAX_JSON_DEPTH,
     AgentSpec,
     CheckedJsonObject,
+    CheckedJsonTemplate,
     JsonObject,
     RunLimitsPatch,
     Usage,
@@ -170,6 +169,16 @@ class _JsonPiece(Protocol):
 _PIECE_DEPTH: Final = MAX_JSON_DEPTH - 2  # metadata > orchestration > piece
 _CACHE_SIZE: Final = 256
 _LABEL: Final = "orchestration metadata"
+# What differs between siblings, in the order build_from fills it.
+_HOLES: Final = (
+    "runId",
+    ("trace", "spanId"),
+    ("budget", "childRunsStarted"),
+    ("budget", "totalTokensUsed"),
+    ("budget", "costUsdUsed"),
+    "idempotencyKey",
+    "attempt",
+)
 
 
 class InjectedMetadata:
@@ -177,15 +186,17 @@ class InjectedMetadata:
 
     What siblings share (parent, depth, deadline, trace id, security policy, tenant, workspace,
     budget limits, effect: frozen values inherited by reference) is checked once per parent and
-    kept as a :class:`~actoviq.core.CheckedJsonObject`; per child only its own values (run id,
-    span id, budget counters, idempotency key, attempt) are checked, with
-    :meth:`~actoviq.core.CheckedJsonObject.updated`. The runtime takes the result without
+    kept as a :class:`~actoviq.core.CheckedJsonTemplate`; per child only its own scalars (run
+    id, span id, budget counters, idempotency key, attempt) are checked and filled in, in one
+    :meth:`~actoviq.core.CheckedJsonTemplate.fill`. The runtime takes the result without
     walking it again; the caller's own metadata keys are still validated by the runtime.
     """
 
     def __init__(self) -> None:
         self._pieces: dict[int, tuple[object, CheckedJsonObject]] = {}
-        self._bases: dict[tuple[str | None, str], tuple[tuple[object, ...], _Base]] = {}
+        self._bases: dict[
+            tuple[str | None, str], tuple[tuple[object, ...], CheckedJsonTemplate]
+        ] = {}
 
     def _piece(self, value: _JsonPiece, max_depth: int = _PIECE_DEPTH) -> CheckedJsonObject:
         entry = self._pieces.get(id(value))
@@ -197,7 +208,9 @@ class InjectedMetadata:
         self._pieces[id(value)] = (value, checked)
         return checked
 
-    def _base(self, scope: OrchestrationScope, limits: BudgetLimits, effect: str) -> _Base:
+    def _base(
+        self, scope: OrchestrationScope, limits: BudgetLimits, effect: str
+    ) -> CheckedJsonTemplate:
         trace = scope.trace
         shared = (
             scope.depth,
@@ -247,9 +260,9 @@ class InjectedMetadata:
             },
             label=_LABEL,
         )
-        base = _Base(trace=checked_trace, budget=budget, injected=injected)
-        self._bases[key] = (shared, base)
-        return base
+        template = CheckedJsonTemplate(injected, _HOLES, label=_LABEL)
+        self._bases[key] = (shared, template)
+        return template
 
     def build(
         self,
@@ -279,25 +292,7 @@ class InjectedMetadata:
         attempt: int,
     ) -> CheckedJsonObject:
         """:meth:`build` from the ledger's limits and counters (runs, tokens, cost)."""
-        base = self._base(scope, limits, effect or "side-effect")
         runs, tokens, cost = counters
-        return base.injected.updated(
-            {
-                "runId": scope.run_id,
-                "trace": base.trace.updated({"spanId": scope.trace.span_id}, label=_LABEL),
-                "budget": base.budget.updated(
-                    {"childRunsStarted": runs, "totalTokensUsed": tokens, "costUsdUsed": cost},
-                    label=_LABEL,
-                ),
-                "idempotencyKey": idempotency_key,
-                "attempt": attempt,
-            },
-            label=_LABEL,
+        return self._base(scope, limits, effect or "side-effect").fill(
+            scope.run_id, scope.trace.span_id, runs, tokens, cost, idempotency_key, attempt
         )
-
-
-@attrs.frozen(slots=True)
-class _Base:
-    trace: CheckedJsonObject
-    budget: CheckedJsonObject
-    injected: CheckedJsonObject

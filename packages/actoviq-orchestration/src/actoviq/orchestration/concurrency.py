@@ -53,7 +53,7 @@ class _Lease:
         self.run_id = run_id
         self.lender = lender
         self.lent_to: str | None = None
-        self.lend_waiters: deque[_Waiter] = deque()
+        self.lend_waiters: deque[_Waiter] | None = None  # made when a descendant first waits
         self.released = False
 
 
@@ -219,6 +219,8 @@ class ConcurrencyController:
         self._live += 1
         self._queue.append(waiter)
         if lender is not None:
+            if lender.lend_waiters is None:
+                lender.lend_waiters = deque()
             lender.lend_waiters.append(waiter)
         remove = (
             signal.add_listener(lambda reason: self._reject(waiter, reason))
@@ -245,7 +247,7 @@ class ConcurrencyController:
                 # Drop what is left of the waiter. One without a lender that was handed a lease
                 # was popped from the only queue it joined: nothing to scan.
                 _discard(self._queue, waiter)
-                if lender is not None:
+                if lender is not None and lender.lend_waiters is not None:
                     _discard(lender.lend_waiters, waiter)
 
     def _settle(self, waiter: _Waiter, lease: _Lease) -> None:
@@ -283,7 +285,7 @@ class ConcurrencyController:
     def _give_back(self, lease: _Lease) -> None:
         """``lease``'s holder is done and nothing borrows from it: pass its permit on."""
         # A descendant still waiting for this lease's loan inherits the permit itself.
-        waiter = _next_live(lease.lend_waiters)
+        waiter = _next_live(lease.lend_waiters) if lease.lend_waiters else None
         if waiter is not None:
             if lease.lender is not None:
                 lease.lender.lent_to = waiter.run_id
@@ -292,7 +294,7 @@ class ConcurrencyController:
         if lease.lender is not None:
             self._return_loan(lease.lender)
             return
-        waiter = _next_live(self._queue)
+        waiter = _next_live(self._queue) if self._queue else None
         if waiter is not None:
             self._settle(waiter, self._register(_Lease(waiter.run_id, None)))
             return
@@ -304,7 +306,7 @@ class ConcurrencyController:
         if lender.released:
             self._give_back(lender)
             return
-        waiter = _next_live(lender.lend_waiters)
+        waiter = _next_live(lender.lend_waiters) if lender.lend_waiters else None
         if waiter is not None:
             self._settle(waiter, self._lend(lender, waiter.run_id))
 
