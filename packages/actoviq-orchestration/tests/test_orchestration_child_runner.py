@@ -275,6 +275,41 @@ async def test_injected_budget_counters_are_the_ledgers_when_each_child_starts()
     assert budgets[1]["limits"]["maxChildRuns"] == 5
 
 
+async def test_siblings_fill_their_own_fields_into_the_parents_metadata_template() -> None:
+    """The injected object is a per-parent template filled per child: each child gets its own
+    run id, span id and key, a plain copy of its own, and a value that is not strict JSON is
+    still refused (typed) before the child runs."""
+    provider = script("worker", ["ok"], repeat_last=True)
+    async with runtime_for(provider) as runtime:
+        runner = ChildRunner(runtime)
+        root = runner.create_root(run_id="root")
+        outcomes = await asyncio.gather(
+            *(
+                runner.run(root, agent("worker"), "go", effect="read", idempotency_key=f"k{i}")
+                for i in range(3)
+            )
+        )
+        bad = await runner.run(
+            root, agent("worker"), "go", idempotency_key="\ud800", failure_policy=COLLECT
+        )
+    injected: list[Any] = []
+    for outcome in outcomes:
+        assert outcome.result is not None and outcome.result.metadata is not None
+        injected.append(outcome.result.metadata["orchestration"])
+    assert [item["runId"] for item in injected] == [item.child_run_id for item in outcomes]
+    spans = [item.scope.trace.span_id for item in outcomes]
+    assert [item["trace"]["spanId"] for item in injected] == spans and len(set(spans)) == 3
+    assert [item["idempotencyKey"] for item in injected] == ["k0", "k1", "k2"]
+    assert [item["budget"]["childRunsStarted"] for item in injected] == [1, 2, 3]
+    injected[0]["securityPolicy"]["id"] = "changed"
+    injected[0]["trace"]["traceId"] = "changed"
+    assert injected[1]["securityPolicy"] == injected[2]["securityPolicy"]
+    assert injected[1]["securityPolicy"]["id"] != "changed"
+    assert injected[1]["trace"]["traceId"] == outcomes[1].scope.trace.trace_id
+    assert bad.status == "failed" and bad.error is not None
+    assert bad.error.code == "INVALID_JSON_VALUE" and len(provider.calls) == 3
+
+
 async def test_a_child_that_waited_for_a_permit_sees_the_ledger_when_it_starts() -> None:
     """The injected metadata is built once the permit is held (a waiting child keeps none alive):
     the second child of capacity 1 sees the usage the first recorded while it waited."""
