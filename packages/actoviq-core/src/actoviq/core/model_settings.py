@@ -17,11 +17,13 @@ Example:
 from __future__ import annotations
 
 import math
+import reprlib
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal, TypeAlias, cast
 
 import attrs
 
+from actoviq.core._json_rules import has_surrogate
 from actoviq.core.converter import converter, register_wire_class, to_json
 from actoviq.core.errors import AgentSpecError
 from actoviq.core.json import JsonLike, JsonObject, find_json_violation
@@ -52,9 +54,17 @@ _MAX_SAFE: Final = 2**53 - 1
 
 
 def _invalid(name: str, expected: str, value: object) -> AgentSpecError:
+    # reprlib bounds the text: a huge or deeply nested value must not make the message huge or
+    # raise RecursionError while the error is being built.
     return AgentSpecError(
-        f"modelSettings.{name} must be {expected}, got {value!r}.", field=f"modelSettings.{name}"
+        f"modelSettings.{name} must be {expected}, got {reprlib.repr(value)}.",
+        field=f"modelSettings.{name}",
     )
+
+
+def _text(name: str, value: object) -> None:
+    if value is not None and (type(value) is not str or not value or has_surrogate(value)):
+        raise _invalid(name, "a non-empty string of valid Unicode", value)
 
 
 def _number(name: str, value: object, low: float, high: float | None = None) -> float | int | None:
@@ -91,10 +101,17 @@ def _json_object(name: str) -> Any:
 def _stop(value: Iterable[str] | str | None) -> tuple[str, ...] | None:
     if value is None:
         return None
-    items: tuple[object, ...] = (value,) if isinstance(value, str) else tuple(value)
+    given = cast(object, value)
+    if isinstance(given, str):
+        items: tuple[object, ...] = (given,)
+    elif isinstance(given, (bytes, Mapping)) or not isinstance(given, Iterable):
+        raise _invalid("stopSequences", "a string or a list of strings", value)
+    else:
+        items = tuple(cast(Iterable[object], given))
     for item in items:
-        if type(item) is not str or not item:
+        if item is None:
             raise _invalid("stopSequences", "non-empty strings", item)
+        _text("stopSequences", item)
     return cast(tuple[str, ...], items)
 
 
@@ -177,15 +194,14 @@ class ModelSettings:
         if self.parallel_tool_calls is not None and type(self.parallel_tool_calls) is not bool:
             raise _invalid("parallelToolCalls", "a bool", self.parallel_tool_calls)
         if self.tool_choice is not None and (
-            type(self.tool_choice) is not str or not self.tool_choice.strip()
+            type(self.tool_choice) is not str
+            or not self.tool_choice.strip()
+            or has_surrogate(self.tool_choice)
         ):
             raise _invalid(
                 "toolChoice", '"auto", "required", "none" or a tool name', self.tool_choice
             )
-        if self.prompt_cache_key is not None and (
-            type(self.prompt_cache_key) is not str or not self.prompt_cache_key
-        ):
-            raise _invalid("promptCacheKey", "a non-empty string", self.prompt_cache_key)
+        _text("promptCacheKey", self.prompt_cache_key)
         options = self.provider_options
         if options is not None:
             for provider, value in options.items():
