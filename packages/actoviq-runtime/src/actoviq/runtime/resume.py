@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -79,11 +79,24 @@ def check_decisions(
         InterruptionDecisionError: not a decision, or no open interruption matches it.
         ReconciliationDecisionError: a decision does not fit its call.
     """
+    given = cast(object, decisions)
+    kind = type(given).__name__
+    if isinstance(given, (str, bytes, Mapping)) or not isinstance(given, Iterable):
+        raise InterruptionDecisionError(
+            f"decisions must be an iterable of InterruptionDecision, got {kind}."
+        )
     by_id: dict[str, InterruptionDecision] = {}
     for decision in decisions:
         if not isinstance(decision, InterruptionDecision):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise InterruptionDecisionError(
                 f"Expected an InterruptionDecision, got {type(decision).__name__}."
+            )
+        earlier = by_id.get(decision.interruption_id)
+        if earlier is not None and earlier != decision:
+            # Two different answers to one question: taking either would silently drop the
+            # other (an approval overridden by a rejection or the reverse).
+            raise InterruptionDecisionError(
+                f'Conflicting decisions for interruption "{decision.interruption_id}".'
             )
         by_id[decision.interruption_id] = decision
     matched: set[str] = set()

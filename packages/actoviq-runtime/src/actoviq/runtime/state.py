@@ -98,15 +98,32 @@ class ResolvedDecision:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ResolvedDecision:
-        """Load the wire form."""
+        """Load the wire form.
+
+        Raises:
+            RunStateError: not an object, or a field missing or of the wrong type.
+        """
+        if not isinstance(data, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise RunStateError("Serialized run state decisions must be JSON objects.")
+        texts: dict[str, str] = {}
+        for key in ("interruptionId", "callId", "toolName", "outcome", "decidedAt"):
+            value = data.get(key)
+            if type(value) is not str:
+                raise RunStateError(f"Serialized run state decision field {key} must be a string.")
+            texts[key] = value
+        reason, metadata = data.get("reason"), data.get("metadata")
+        if reason is not None and type(reason) is not str:
+            raise RunStateError("Serialized run state decision field reason must be a string.")
+        if metadata is not None and type(metadata) is not dict:
+            raise RunStateError("Serialized run state decision field metadata must be an object.")
         return cls(
-            interruption_id=str(data["interruptionId"]),
-            call_id=str(data["callId"]),
-            tool_name=str(data["toolName"]),
-            outcome=data["outcome"],
-            decided_at=str(data["decidedAt"]),
-            reason=data.get("reason"),
-            metadata=data.get("metadata"),
+            interruption_id=texts["interruptionId"],
+            call_id=texts["callId"],
+            tool_name=texts["toolName"],
+            outcome=cast(DecisionOutcome, texts["outcome"]),
+            decided_at=texts["decidedAt"],
+            reason=reason,
+            metadata=cast("JsonObject | None", metadata),
         )
 
 
@@ -290,6 +307,19 @@ class SerializedRunState:
         remaining = mapping.get("remainingRunMs")
         if remaining is not None and (type(remaining) not in (int, float) or remaining < 0):
             raise RunStateError("remainingRunMs must be a non-negative number.")
+        for key in (
+            "startedAt",
+            "deadlineAt",
+            "sessionId",
+            "tenantId",
+            "expectedSessionRevision",
+            "workspaceId",
+        ):
+            if mapping.get(key) is not None and type(mapping[key]) is not str:
+                raise RunStateError(f"{key} must be a string.")
+        for key in ("usage", "metadata"):
+            if mapping.get(key) is not None and type(mapping[key]) is not dict:
+                raise RunStateError(f"Serialized run state field {key} must be a JSON object.")
         return cls(
             run_id=run_id,
             agent_id=agent_id,
@@ -316,7 +346,7 @@ class SerializedRunState:
             decisions=tuple(
                 ResolvedDecision.from_json(entry) for entry in _list(mapping, "decisions")
             ),
-            child_run_ids=tuple(str(entry) for entry in _list(mapping, "childRunIds")),
+            child_run_ids=_strings(mapping, "childRunIds"),
             metadata=cast(JsonObject, dict(mapping.get("metadata") or {})),
             state_revision=revision,
             model_settings=_model_settings(mapping.get("modelSettings")),
@@ -324,6 +354,13 @@ class SerializedRunState:
             tool_retries=_tool_retries(mapping.get("toolRetries")),
             schema_version=RUN_STATE_SCHEMA_VERSION,
         )
+
+
+def _strings(mapping: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    values = _list(mapping, key)
+    if any(type(value) is not str for value in values):
+        raise RunStateError(f"Serialized run state field {key} must be a list of strings.")
+    return tuple(cast(list[str], values))
 
 
 def _model_settings(data: object) -> ModelSettings | None:
