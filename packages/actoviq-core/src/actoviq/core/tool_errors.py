@@ -46,8 +46,16 @@ class ToolFailure:
             "retryable": self.retryable,
         }
         if self.cause is not None:
-            data["cause"] = {"type": type(self.cause).__name__, "message": str(self.cause)}
+            data["cause"] = {"type": type(self.cause).__name__, "message": _text_of(self.cause)}
         return data
+
+
+def _text_of(error: BaseException) -> str:
+    # A tool's exception may have a __str__ that raises: describing it must not fail too.
+    try:
+        return str(error)
+    except Exception:
+        return f"<unprintable {type(error).__name__}>"
 
 
 class ToolExecutionError(ActoviqError):

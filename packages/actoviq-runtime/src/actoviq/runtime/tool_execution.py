@@ -43,6 +43,7 @@ from actoviq.runtime.tools import (
     settled_state,
     success_result,
 )
+from actoviq.runtime.tools.runner_support import failure_json
 
 if TYPE_CHECKING:
     from actoviq.runtime.execution import RunExecution
@@ -149,7 +150,11 @@ class ToolTurnState:
         await ex.save()
         await ex.emit(
             "tool.failed",
-            {"callId": pending.call.id, "name": pending.call.name, "failure": failure.to_json()},
+            {
+                "callId": pending.call.id,
+                "name": pending.call.name,
+                "failure": failure_json(failure, ex.parts.runner.detail_text),
+            },
         )
 
     # -- pass 2: execute --------------------------------------------------------------------------
@@ -277,7 +282,12 @@ class ToolTurnState:
             )
             await ex.save()
             await ex.emit(
-                "tool.failed", {"callId": call.id, "name": call.name, "failure": failure.to_json()}
+                "tool.failed",
+                {
+                    "callId": call.id,
+                    "name": call.name,
+                    "failure": failure_json(failure, ex.parts.runner.detail_text),
+                },
             )
             return
         if failure is not None:
@@ -296,7 +306,12 @@ class ToolTurnState:
         ex = self.ex
         if failure is not None:
             await ex.emit(
-                "tool.failed", {"callId": call.id, "name": call.name, "failure": failure.to_json()}
+                "tool.failed",
+                {
+                    "callId": call.id,
+                    "name": call.name,
+                    "failure": failure_json(failure, ex.parts.runner.detail_text),
+                },
             )
             return
         data: JsonObject = {"callId": call.id, "name": call.name}

@@ -57,6 +57,7 @@ from actoviq.runtime.tools.registry import ToolRegistry
 from actoviq.runtime.tools.runner_support import (
     abort_cause,
     approved,
+    error_text,
     run_in_thread,
     runs_on_loop,
     tool_error,
@@ -200,7 +201,7 @@ class ToolRunner:
         except (ToolExecutionError, ToolInterruptionRequiredError):
             raise
         except ToolRetry as retry:  # a parse hook may ask for a retry too
-            raise tool_error("retry", name, ctx, self._text(retry.message), retry) from retry
+            raise tool_error("retry", name, ctx, self.detail_text(retry.message), retry) from retry
         except Exception as error:
             raise tool_error(
                 "validation",
@@ -233,7 +234,7 @@ class ToolRunner:
             raise ToolInterruptionRequiredError(decision, name, ctx.call_id)
         return PreparedToolCall(tool=tool, input=parsed, context=ctx, arguments=raw_input)
 
-    def _text(self, text: str) -> str:
+    def detail_text(self, text: str) -> str:
         """``text`` redacted (secret shapes) and bounded for the model."""
         text = self.redactor.redact_text(text)
         if len(text) > MAX_DETAIL_CHARS:
@@ -244,14 +245,14 @@ class ToolRunner:
         if isinstance(error, ToolInputInvalidError) and error.errors:
             detail = "; ".join(error.errors)
         else:
-            detail = f"$: {type(error).__name__}: {error}"
-        return self._text(detail) + " Fix the arguments and call the tool again."
+            detail = f"$: {type(error).__name__}: {error_text(error)}"
+        return self.detail_text(detail) + " Fix the arguments and call the tool again."
 
     def _log_failure(self, prepared: PreparedToolCall, error: BaseException) -> str:
         """Log a tool that raised; returns the redacted, bounded text the model sees."""
         ctx = prepared.context
         kind = type(error).__name__
-        text = self._text(str(error))
+        text = self.detail_text(error_text(error))
         try:
             arguments: object = self.redactor.redact(prepared.arguments)
         except Exception:
@@ -355,6 +356,8 @@ class ToolRunner:
                     f'Tool "{name}" was cancelled.',
                     abort_cause(signal.reason),
                 ) from error
+            if task is not None and task.cancelling() == 0:  # nobody cancelled us: the tool's own
+                raise self._failure(prepared, error) from error
             raise
         except BaseException as error:
             if isinstance(error, TimeoutError) and deadline is not None and deadline.expired:
@@ -381,8 +384,8 @@ class ToolRunner:
         ctx = prepared.context
         name = prepared.name
         if isinstance(error, ToolRetry):
-            failure = tool_error("retry", name, ctx, self._text(error.message), error)
-        elif isinstance(error, Exception):
+            failure = tool_error("retry", name, ctx, self.detail_text(error.message), error)
+        elif isinstance(error, Exception | asyncio.CancelledError):  # not a cancellation of ours
             detail = self._log_failure(prepared, error)
             failure = tool_error("execution", name, ctx, f'Tool "{name}" failed. {detail}', error)
         else:

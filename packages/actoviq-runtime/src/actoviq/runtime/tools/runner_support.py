@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from typing import Any, Final, cast
 
-from actoviq.core import AbortError, field_replacer
+from actoviq.core import AbortError, JsonObject, field_replacer
 from actoviq.runtime.tools.descriptor import ToolExecutionContext
 from actoviq.runtime.tools.errors import ToolExecutionError, ToolFailure, ToolFailureKind
 from actoviq.runtime.tools.policy import InterruptDecision
@@ -23,6 +23,8 @@ from actoviq.runtime.tools.threads import ToolThreads
 __all__ = [
     "abort_cause",
     "approved",
+    "error_text",
+    "failure_json",
     "hand_back",
     "run_in_thread",
     "runs_on_loop",
@@ -87,6 +89,28 @@ def unknown_tool(name: str, available: Sequence[str]) -> str:
 def approved(ctx: ToolExecutionContext, decision: InterruptDecision) -> bool:
     """Whether ``ctx`` carries the approval of ``decision``'s interruption."""
     return ctx.approval is not None and ctx.approval.interruption_id == decision.interruption_id
+
+
+def error_text(error: BaseException) -> str:
+    """``str(error)``, or ``<unprintable Type>`` when the exception's ``__str__`` raises."""
+    try:
+        return str(error)
+    except Exception:
+        return f"<unprintable {type(error).__name__}>"
+
+
+def failure_json(failure: ToolFailure, clean: Callable[[str], str]) -> JsonObject:
+    """The ``tool.failed`` payload of ``failure``, its texts passed through ``clean``.
+
+    The cause's message is the exception's own text: the default (key-based) event redaction
+    cannot see a secret in it, so it is cleaned here as the model-facing message is.
+    """
+    data = failure.to_json()
+    data["message"] = clean(failure.message)
+    cause = data.get("cause")
+    if isinstance(cause, dict):
+        cause["message"] = clean(str(cause.get("message", "")))
+    return data
 
 
 def abort_cause(reason: object) -> BaseException:
