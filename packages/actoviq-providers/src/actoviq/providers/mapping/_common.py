@@ -315,7 +315,7 @@ def attach_structured_output(
         return UNSET
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested beyond the parser's stack
         return UNSET
     value = json_value(value)
     output.append(StructuredItem(value=value, schema_name=schema.name))
