@@ -15,7 +15,7 @@ from typing import Any, cast
 
 import pytest
 
-from actoviq.core import AgentSpec, JsonObject, ToolCallItem, ToolResultItem
+from actoviq.core import AgentSpec, ItemValidationError, JsonObject, ToolCallItem, ToolResultItem
 from actoviq.providers import ModelRegistry, ModelRequest
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
 from actoviq.runtime import (
@@ -131,3 +131,34 @@ async def test_conflicting_decisions_for_one_interruption_are_refused() -> None:
         twice = [InterruptionDecision.approve(interruption)] * 2
         result = await runtime.resume(state, twice).result()
         assert result.status == "completed" and len(CHARGES) == before + 1
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: InterruptionDecision.approve(cast(Any, None)),
+        lambda: InterruptionDecision.approve(cast(Any, 5)),
+        lambda: InterruptionDecision.approve(""),
+        lambda: InterruptionDecision.approve("run:c\ud800"),
+        lambda: InterruptionDecision.approve("run:c1", metadata=cast(Any, "x")),
+        lambda: InterruptionDecision.approve("run:c1", metadata={"by": "\udfff"}),
+        lambda: InterruptionDecision.reject("run:c1", reason=cast(Any, 5)),
+        lambda: InterruptionDecision.failed("run:c1", reason="x\ud800"),
+    ],
+    ids=[
+        "none",
+        "int",
+        "empty",
+        "surrogate-id",
+        "metadata-str",
+        "metadata-surrogate",
+        "reason-int",
+        "reason-surrogate",
+    ],
+)
+def test_a_malformed_decision_is_refused_when_built(build: Callable[[], object]) -> None:
+    # Accepted before, it reached the run state's audit trail, which no store (nor from_json)
+    # could then hold.
+    with pytest.raises(ItemValidationError) as caught:
+        build()
+    assert caught.value.code == "ITEM_INVALID"

@@ -6,7 +6,7 @@ name these values without importing each other.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias, cast
 
 import attrs
 
@@ -91,6 +91,38 @@ def _check_outcome(_: object, __: object, value: object) -> None:
         )
 
 
+def _check_text(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    optional = attribute.name == "reason"
+    if optional and value is None:
+        return
+    if (
+        type(value) is not str
+        or (not optional and not value)
+        or json_value_error(value) is not None  # a lone surrogate
+    ):
+        shown = "a string" if optional else "a non-empty string"
+        raise ItemValidationError(
+            f"InterruptionDecision.{attribute.name} must be {shown} of valid Unicode, "
+            f"got {type(value).__name__}.",
+            field=attribute.name,
+        )
+
+
+def _check_metadata(_: object, __: object, value: object) -> None:
+    if value is None:
+        return
+    if type(value) is not dict:
+        raise ItemValidationError(
+            f"InterruptionDecision.metadata must be a JSON object, got {type(value).__name__}.",
+            field="metadata",
+        )
+    found = json_value_error(cast(object, value), "InterruptionDecision.metadata")
+    if found is not None:
+        raise ItemValidationError(
+            found.message, field="metadata", path=found.path, reason=found.reason
+        )
+
+
 def _check_output(_: object, __: object, value: object) -> None:
     if isinstance(value, Unset):
         return
@@ -114,11 +146,11 @@ class InterruptionDecision:
         'approve'
     """
 
-    interruption_id: str
+    interruption_id: str = attrs.field(validator=_check_text)
     outcome: DecisionOutcome = attrs.field(validator=_check_outcome)
-    reason: str | None = None
+    reason: str | None = attrs.field(default=None, validator=_check_text)
     output: JsonValue | Unset = attrs.field(default=UNSET, validator=_check_output)
-    metadata: JsonObject | None = None
+    metadata: JsonObject | None = attrs.field(default=None, validator=_check_metadata)
 
     @classmethod
     def approve(
