@@ -48,6 +48,7 @@ __all__ = [
     "RunOptions",
     "adopted_trace",
     "cancel_reason",
+    "check_run_options",
     "consume_task",
     "fresh_seed",
     "fresh_state",
@@ -107,6 +108,9 @@ class RunOptions(TypedDict, total=False):
     model_settings: ModelSettings | None
     session_history: Literal["load", "provided"] | None
     event_sequence_start: int | None
+
+
+_RUN_OPTIONS: Final = frozenset(RunOptions.__optional_keys__ | RunOptions.__required_keys__)
 
 
 def normalize_input(value: object) -> list[CanonicalItem]:
@@ -175,6 +179,35 @@ def adopted_trace(run_id: str | None, options: RunOptions) -> TraceContext | Non
             "trace is adopted verbatim: do not also pass parent_trace/parent_run_id."
         )
     return trace
+
+
+def check_run_options(options: Mapping[str, object]) -> None:
+    """Refuse an unknown option and a ``limits``/``signal`` of the wrong type, before the run.
+
+    A typo such as ``sesion_id`` would otherwise be ignored and the run's session silently lost.
+
+    Raises:
+        RunError: ``RUN_OPTION_INVALID``.
+    """
+    if not options:
+        return
+    if not _RUN_OPTIONS.issuperset(options):
+        unknown = sorted(set(options) - _RUN_OPTIONS)
+        raise RunError(
+            f"Unknown run option(s): {', '.join(unknown)}.",
+            code="RUN_OPTION_INVALID",
+            phase="runtime",
+            details={"options": cast(Any, unknown)},
+        )
+    for name, kind in (("limits", RunLimitsPatch), ("signal", AbortSignal)):
+        value = options.get(name)
+        if value is not None and not isinstance(value, kind):
+            raise RunError(
+                f"{name} must be {kind.__name__}, got {type(value).__name__}.",
+                code="RUN_OPTION_INVALID",
+                phase="runtime",
+                details={"option": name},
+            )
 
 
 def session_history_mode(options: RunOptions) -> bool:

@@ -73,6 +73,7 @@ from actoviq.runtime.run_setup import (
     RunOptions,
     adopted_trace,
     cancel_reason,
+    check_run_options,
     consume_task,
     fresh_seed,
 )
@@ -333,6 +334,7 @@ class AgentRuntime:
         inline: bool = False,
     ) -> RunExecution:
         self._check_open()
+        check_run_options(options)
         entry = self._entry(agent)
         limits = options.get("limits")
         resolved = resolve_limits(entry, self.default_limits, limits)

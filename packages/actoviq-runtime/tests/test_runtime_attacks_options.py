@@ -1,0 +1,39 @@
+"""Run options attacked through the public API (issue 14: every bad input is a typed error).
+
+Bugs found by the adversarial review of resolved promises: an unknown keyword (a typo such as
+``sesion_id``) was silently ignored, so the run forgot its session without a word; ``limits`` and
+``signal`` of the wrong type raised a bare ``AttributeError`` from deep inside the runtime.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from actoviq.core import AgentSpec, RunError
+from actoviq.providers import ModelRegistry
+from actoviq.providers.testing import ScriptedProvider
+from actoviq.runtime import AgentRuntime
+
+AGENT = AgentSpec(id="a", name="A", instructions="Answer.", model="scripted:m")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"sesion_id": "me"},
+        {"limits": {"max_turns": 1}},
+        {"limits": "tight"},
+        {"signal": "stop"},
+    ],
+    ids=["typo", "limits-dict", "limits-str", "signal-str"],
+)
+async def test_a_bad_run_option_is_refused_before_the_run(options: dict[str, Any]) -> None:
+    model = ScriptedProvider(["ok"], repeat_last=True)
+    async with AgentRuntime(models=ModelRegistry([model])) as runtime:
+        for start in (runtime.run, runtime.stream):
+            with pytest.raises(RunError) as caught:
+                await start(AGENT, "hi", **options)
+            assert caught.value.code == "RUN_OPTION_INVALID"
+        assert model.calls == [] and runtime.active_runs == 0
