@@ -144,8 +144,11 @@ def resolve_storage_backend(
         StorageBackendNotFoundError: no installed backend handles it (or none is so named).
         StorageBackendAmbiguousError: several do and ``backend`` does not choose.
     """
-    text = os.fspath(target)
-    if not isinstance(text, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+    try:
+        text: object = os.fspath(target)
+    except TypeError:  # None, a number ...: refused below, typed
+        text = target
+    if not isinstance(text, str):
         raise RuntimeConfigurationError(
             f"A storage target is a path or URL string, got {type(text).__name__}.",
             code="STORAGE_TARGET_INVALID",

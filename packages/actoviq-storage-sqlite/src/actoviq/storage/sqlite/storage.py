@@ -121,16 +121,28 @@ class SqliteStorage:
             StorageDataError: an empty filename.
         """
         try:
+            from sqlalchemy.exc import InvalidRequestError
+
             from actoviq.storage.sqlite._engine import open_database, sqlite_url
         except ImportError as error:  # pragma: no cover - SQLAlchemy is a hard dependency
             raise StorageUnavailableError("SQLAlchemy is not installed.", cause=error) from error
         text = str(target)
+        if "\x00" in text or (not text.isascii() and not _encodable(text)):
+            raise StorageDataError("filename must not contain NUL or lone UTF-16 surrogates")
         is_url = "://" in text
-        url = text if is_url else sqlite_url(text)
+        url = _async_url(text) if is_url else sqlite_url(text)
         blobs = _blob_store(artifact_blobs, None if is_url or text == ":memory:" else text)
-        database = await open_database(
-            url, busy_timeout_ms=busy_timeout_ms, echo=echo, inline=inline_transactions
-        )
+        try:
+            database = await open_database(
+                url, busy_timeout_ms=busy_timeout_ms, echo=echo, inline=inline_transactions
+            )
+        except InvalidRequestError as error:  # a URL naming a synchronous driver
+            raise StorageUnavailableError(
+                f"Storage is unavailable: {url.split(':', 1)[0]} is not an asyncio driver "
+                "(use sqlite+aiosqlite:// or postgresql+asyncpg://).",
+                cause=error,
+                retryable=False,
+            ) from error
         return cls(database, blobs=blobs)
 
     def runtime_sessions(self) -> SqliteRuntimeSessionAdapter:
@@ -195,6 +207,28 @@ class SqliteStorage:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _async_url(url: str) -> str:
+    """``sqlite://`` and ``postgresql://`` (``postgres://``) with this package's asyncio drivers."""
+    scheme, _, rest = url.partition("://")
+    driver = _ASYNC_DRIVERS.get(scheme.lower())
+    return f"{driver}://{rest}" if driver is not None else url
+
+
+_ASYNC_DRIVERS: dict[str, str] = {
+    "sqlite": "sqlite+aiosqlite",
+    "postgresql": "postgresql+asyncpg",
+    "postgres": "postgresql+asyncpg",
+}
 
 
 def _blob_store(option: ArtifactBlobsOption | None, file: str | None) -> ArtifactBlobStore | None:
