@@ -193,7 +193,9 @@ class SDKModelProvider(BaseModelProvider):
         self._body_options = dict(body_options or {})
         # Per-request headers (e.g. an explicitly omitted Authorization for a keyless server).
         self._request_headers = dict(request_headers or {})
-        self._secrets = tuple(secret for secret in secrets if secret)
+        # A ready client carries its own credentials: they are scrubbed from errors too.
+        held = () if client is None else _client_credentials(client)
+        self._secrets = tuple(secret for secret in (*secrets, *held) if secret)
 
     @property
     def mapping_options(self) -> MappingOptions:
@@ -390,3 +392,13 @@ class _NamedStreamMapper:
 
     def finalize(self) -> ModelResponse:
         return self._names.response(self._mapper.finalize())
+
+
+def _client_credentials(client: object) -> tuple[str, ...]:
+    """The credentials an SDK client holds (``api_key``; Anthropic's ``auth_token`` too)."""
+    found: list[str] = []
+    for name in ("api_key", "auth_token"):
+        value = getattr(client, name, None)
+        if isinstance(value, str) and len(value) >= 8:  # a placeholder key is not a secret
+            found.append(value)
+    return tuple(found)
