@@ -119,3 +119,25 @@ async def test_a_tool_raising_cancelled_error_itself_fails_the_call_not_the_run(
         assert [f["failure"]["kind"] for f in failures] == ["execution"] * (count + 1)
         assert len(seen) == count + 1
         assert [e.type for e in sink.events][-1] == "run.completed"
+
+
+async def test_an_unknown_tool_name_of_any_length_gives_a_bounded_message() -> None:
+    # The name comes from the model: the message the model sees must stay bounded (issue 14 §3).
+    call = ToolCallItem(id="c1", name="x" * 100_000, input={})
+    seen: list[ToolResultItem] = []
+
+    def answer(request: ModelRequest) -> ScriptedTurn:
+        results = [item for item in request.input if isinstance(item, ToolResultItem)]
+        if results:
+            seen.extend(results)
+            return ScriptedTurn(text="done")
+        return ScriptedTurn(tool_calls=[call])
+
+    tools = _tools(ValueError, 1)
+    agent = AgentSpec(id="a", name="A", instructions="Try.", model="scripted:m", tools=("coro",))
+    model = ScriptedProvider([answer], repeat_last=True)
+    async with AgentRuntime(models=ModelRegistry([model]), tools=tools) as runtime:
+        result = await runtime.run(agent, "go")
+    assert result.status == "completed" and len(seen) == 1
+    text = json.dumps(seen[0].output)  # the item itself names the call, as every result does
+    assert "Unknown tool" in text and "coro" in text and len(text) < 2_000

@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 _MAX_LISTED_TOOLS: Final = 40
+_MAX_SHOWN_NAME: Final = 128
 
 
 def hand_back(
@@ -77,7 +78,12 @@ def runs_on_loop(execute: Callable[..., object]) -> bool:
 
 
 def unknown_tool(name: str, available: Sequence[str]) -> str:
-    """The message of a ``not_found`` failure (at most 40 tool names listed)."""
+    """The message of a ``not_found`` failure (at most 40 tool names listed).
+
+    The name comes from the model: a long one is cut so the message stays bounded.
+    """
+    if len(name) > _MAX_SHOWN_NAME:
+        name = name[: _MAX_SHOWN_NAME - 1] + "…"
     if not available:
         return f'Unknown tool "{name}". No tools are available.'
     shown = list(available[:_MAX_LISTED_TOOLS])
