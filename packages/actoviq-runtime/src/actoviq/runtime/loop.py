@@ -130,10 +130,19 @@ async def _settle(run: RunExecution) -> RunResult[Any]:
             return await run_interrupted(run, interrupted)
         except asyncio.CancelledError:
             if not run.signal.aborted:
-                if not run.inline:
+                task = run.task
+                if not run.inline and (task is None or task.cancelling()):
                     raise
-                # Hosted in its caller's task: the caller was cancelled (see inline_run).
-                run.abort(RunCancelledError("Run caller was cancelled."))
+                # Hosted in its caller's task: the caller was cancelled (see inline_run). Or
+                # nobody cancelled the run's own task: a provider, middleware or sink raised
+                # CancelledError itself; the run ends cancelled as run() ends it, typed.
+                run.abort(
+                    RunCancelledError(
+                        "Run caller was cancelled."
+                        if run.inline
+                        else "A CancelledError was raised inside the run."
+                    )
+                )
             run.finish_cancel_bookkeeping()
             lost = run.claim_lost()
             if lost is not None:
