@@ -15,7 +15,14 @@ from typing import Any, cast
 
 import pytest
 
-from actoviq.core import AgentSpec, ItemValidationError, JsonObject, ToolCallItem, ToolResultItem
+from actoviq.core import (
+    AgentSpec,
+    ItemValidationError,
+    JsonObject,
+    ProviderResponseError,
+    ToolCallItem,
+    ToolResultItem,
+)
 from actoviq.providers import ModelRegistry, ModelRequest
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
 from actoviq.runtime import (
@@ -86,6 +93,9 @@ TAMPERS: dict[str, Callable[[JsonObject], None]] = {
     "session-revision-int": _set("expectedSessionRevision", 3),
     "child-run-ids-int": _set("childRunIds", [1]),
     "started-at-int": _set("startedAt", 5),
+    "pending-duplicated": lambda state: cast(list[Any], state["pendingTools"]).append(
+        copy.deepcopy(cast(list[Any], state["pendingTools"])[0])
+    ),
 }
 
 
@@ -162,3 +172,18 @@ def test_a_malformed_decision_is_refused_when_built(build: Callable[[], object])
     with pytest.raises(ItemValidationError) as caught:
         build()
     assert caught.value.code == "ITEM_INVALID"
+
+
+async def test_two_calls_with_one_id_are_refused_before_anything_runs() -> None:
+    # One approval of "r:c1" approved both calls and the effect ran twice.
+    twice = [
+        ToolCallItem(id="c1", name="charge", input={"amount": 1}),
+        ToolCallItem(id="c1", name="charge", input={"amount": 2}),
+    ]
+    model = ScriptedProvider([ScriptedTurn(tool_calls=twice)])
+    before = len(CHARGES)
+    async with AgentRuntime(models=ModelRegistry([model]), tools=[charge]) as runtime:
+        with pytest.raises(ProviderResponseError) as caught:
+            await runtime.run(AGENT, "pay")
+    assert caught.value.code == "MODEL_TOOL_CALL_ID_DUPLICATE"
+    assert len(CHARGES) == before

@@ -338,7 +338,7 @@ class SerializedRunState:
             tenant_id=mapping.get("tenantId"),
             expected_session_revision=mapping.get("expectedSessionRevision"),
             workspace_id=mapping.get("workspaceId"),
-            pending_tools=tuple(_pending(entry) for entry in pending_raw),
+            pending_tools=_pending_tools(pending_raw),
             interruptions=tuple(
                 from_json(Interruption, entry) for entry in _list(mapping, "interruptions")
             ),
@@ -354,6 +354,14 @@ class SerializedRunState:
             tool_retries=_tool_retries(mapping.get("toolRetries")),
             schema_version=RUN_STATE_SCHEMA_VERSION,
         )
+
+
+def _pending_tools(entries: list[Any]) -> tuple[PendingTool, ...]:
+    pending = tuple(_pending(entry) for entry in entries)
+    if len({entry.call.id for entry in pending}) < len(pending):
+        # Two entries for one call would run its (approved) effect twice.
+        raise RunStateError("Serialized run state has two pending tools with one call id.")
+    return pending
 
 
 def _strings(mapping: Mapping[str, Any], key: str) -> tuple[str, ...]:

@@ -32,7 +32,14 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from actoviq.core import HandoffRef, Interruption, JsonObject, ToolCallItem, iso_now
+from actoviq.core import (
+    HandoffRef,
+    Interruption,
+    JsonObject,
+    ProviderResponseError,
+    ToolCallItem,
+    iso_now,
+)
 from actoviq.runtime.handoff_tools import handoff_outcome
 from actoviq.runtime.middleware import MiddlewareStage
 from actoviq.runtime.resume import decision_for, rejection_result
@@ -76,6 +83,19 @@ def prepare_pending(execution: RunExecution, calls: Sequence[ToolCallItem]) -> l
 
     A handoff call runs nothing (it only ends the run), so it is recorded as a ``read``.
     """
+    if len(calls) > 1:
+        # One id, two calls: one decision would approve both and their results could not be
+        # told apart, so the turn is refused before anything runs.
+        seen: set[str] = set()
+        for call in calls:
+            if call.id in seen:
+                raise ProviderResponseError(
+                    f'The model called two tools with the same call id "{call.id}"; '
+                    "nothing was run.",
+                    code="MODEL_TOOL_CALL_ID_DUPLICATE",
+                    details={"callId": call.id},
+                )
+            seen.add(call.id)
     registry = execution.parts.tools
     allowed = execution.entry.tool_names
     handoffs = execution.entry.handoffs
