@@ -12,6 +12,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import attrs
 import pytest
 
 from actoviq.core import AbortController
@@ -23,6 +24,7 @@ from actoviq.orchestration import (
     InMemoryBudgetLedger,
     OrchestrationConfigError,
     OrchestrationDeadlineExceededError,
+    OrchestrationScope,
     PersistedScope,
     RunTree,
     RunTreeConflictError,
@@ -328,3 +330,46 @@ async def test_a_child_keeps_its_parents_deadline_when_the_root_was_made_without
         await fired.wait()
     assert isinstance(child.signal.reason, OrchestrationDeadlineExceededError)
     assert narrower.signal.aborted
+
+
+def test_a_derived_child_is_the_scope_its_fields_describe_and_stays_frozen() -> None:
+    """A child without narrowing is built from a guard-free draft: it must be exactly an
+    ``OrchestrationScope`` with every field set as the constructor would, and read-only."""
+    tree = _tree()
+    root = tree.create_root(
+        services=SERVICES,
+        run_id="root",
+        deadline=time.time() * 1000 + 1e6,
+        allowed_tools=["a", "b"],
+        metadata={"k": [1]},
+    )
+    child = tree.derive_child(root, "child")
+    expected = OrchestrationScope(
+        run_id="child",
+        parent_run_id="root",
+        depth=1,
+        lineage=("root",),
+        trace=child.trace,
+        signal=child.signal,
+        deadline=root.deadline,
+        security_policy=root.security_policy,
+        tenant_session=root.tenant_session,
+        workspace_policy=root.workspace_policy,
+        allowed_tools=root.allowed_tools,
+        budget=root.budget,
+        concurrency=root.concurrency,
+        services=root.services,
+        metadata=root.metadata,
+    )
+    assert type(child) is OrchestrationScope
+    for field in attrs.fields(OrchestrationScope):
+        mine, theirs = getattr(child, field.name), getattr(expected, field.name)
+        assert mine is theirs or (type(mine) is tuple and mine == theirs), field.name
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        child.depth = 5  # type: ignore[misc]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        del child.run_id  # type: ignore[misc]
+    assert attrs.evolve(child, depth=3).depth == 3 and child.depth == 1
+    assert child.signal is not root.signal and not child.signal.aborted
+    tree.cancel_tree("root")
+    assert child.signal.aborted

@@ -37,10 +37,12 @@ from actoviq.orchestration.policies import (
 )
 from actoviq.runtime import FrozenJson, RuntimeServices, thaw_json
 
-__all__ = ["OrchestrationScope", "ScopeNarrowing", "narrow_scope_values"]
+__all__ = ["OrchestrationScope", "ScopeNarrowing", "child_scope", "narrow_scope_values"]
 
 
-@attrs.frozen(kw_only=True, slots=True, eq=False)
+# No ``__weakref__`` slot: it would follow the fields in the layout, and :func:`child_scope`
+# needs a layout that a guard-free twin shares (see there).
+@attrs.frozen(kw_only=True, slots=True, eq=False, weakref_slot=False)
 class OrchestrationScope:
     """One node of a run tree and everything its runs inherit (compare by identity).
 
@@ -83,6 +85,86 @@ class OrchestrationScope:
     def remaining_ms(self, now_ms: float) -> float | None:
         """Milliseconds left before the deadline (None without one; never negative)."""
         return None if self.deadline is None else max(0.0, self.deadline - now_ms)
+
+
+class _ScopeDraft:
+    """:class:`OrchestrationScope`'s slot layout without its frozen guard (never handed out).
+
+    attrs' frozen ``__init__`` stores each of the 15 fields through ``object.__setattr__`` (a
+    call per field, about 1.4 k instructions each); a draft is filled with plain slot stores
+    and then becomes an :class:`OrchestrationScope` by assigning ``__class__``, which CPython
+    allows because the two layouts are the same (checked below).
+    """
+
+    __slots__ = tuple(field.name for field in attrs.fields(OrchestrationScope))
+
+    run_id: str
+    parent_run_id: str | None
+    depth: int
+    lineage: tuple[str, ...]
+    trace: TraceContext
+    signal: AbortSignal
+    deadline: float | None
+    security_policy: SecurityPolicyRef
+    tenant_session: TenantSessionNamespace
+    workspace_policy: WorkspacePolicy
+    allowed_tools: frozenset[str] | None
+    budget: BudgetLedger
+    concurrency: ConcurrencyController
+    services: RuntimeServices
+    metadata: Mapping[str, FrozenJson]
+
+
+def _check_draft() -> None:
+    """Refuse, at import, a scope class that a draft can no longer stand for.
+
+    Every field is stored by :func:`child_scope`; none may have a validator or converter, the
+    class no post-init hook, and the layouts must be ones ``__class__`` assignment accepts.
+    """
+    fields = attrs.fields(OrchestrationScope)
+    if (
+        hasattr(OrchestrationScope, "__attrs_post_init__")
+        or any(field.validator or field.converter for field in fields)
+        or OrchestrationScope.__dictoffset__
+    ):
+        raise TypeError("OrchestrationScope can no longer be built from a _ScopeDraft.")
+    _ScopeDraft().__class__ = OrchestrationScope  # pyright: ignore[reportAttributeAccessIssue]
+
+
+_check_draft()
+
+
+def child_scope(
+    parent: OrchestrationScope,
+    run_id: str,
+    trace: TraceContext,
+    signal: AbortSignal,
+) -> OrchestrationScope:
+    """A child of ``parent`` inheriting every policy field as it is (no narrowing).
+
+    Equal, field by field, to ``OrchestrationScope(run_id=run_id, parent_run_id=parent.run_id,
+    depth=parent.depth + 1, lineage=(*parent.lineage, parent.run_id), trace=trace,
+    signal=signal, <every other field of parent>)``, built without attrs' per-field
+    ``object.__setattr__`` (what a fan-out pays once per child).
+    """
+    draft = _ScopeDraft()
+    draft.run_id = run_id
+    draft.parent_run_id = parent.run_id
+    draft.depth = parent.depth + 1
+    draft.lineage = (*parent.lineage, parent.run_id)
+    draft.trace = trace
+    draft.signal = signal
+    draft.deadline = parent.deadline
+    draft.security_policy = parent.security_policy
+    draft.tenant_session = parent.tenant_session
+    draft.workspace_policy = parent.workspace_policy
+    draft.allowed_tools = parent.allowed_tools
+    draft.budget = parent.budget
+    draft.concurrency = parent.concurrency
+    draft.services = parent.services
+    draft.metadata = parent.metadata
+    draft.__class__ = OrchestrationScope  # pyright: ignore[reportAttributeAccessIssue]
+    return cast(OrchestrationScope, draft)
 
 
 def _tools(value: Iterable[str] | None) -> frozenset[str] | None:

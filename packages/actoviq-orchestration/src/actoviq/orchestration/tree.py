@@ -47,7 +47,12 @@ from actoviq.orchestration.policies import (
     check_deadline,
     freeze_object,
 )
-from actoviq.orchestration.scope import OrchestrationScope, ScopeNarrowing, narrow_scope_values
+from actoviq.orchestration.scope import (
+    OrchestrationScope,
+    ScopeNarrowing,
+    child_scope,
+    narrow_scope_values,
+)
 from actoviq.runtime import RunCancelledError, RuntimeServices
 
 __all__ = ["OrchestrationDeadlineExceededError", "RunTree", "RunTreeNodeInfo"]
@@ -266,24 +271,8 @@ class RunTree:
             raise RunTreeConflictError(f'Run tree already contains child "{child_run_id}".')
         controller = AbortController()
         trace = create_child_trace_context(child_run_id, parent=parent.trace, ids=self._ids)
-        if values is None:  # the common case: no value dict to build and unpack
-            scope = OrchestrationScope(
-                run_id=child_run_id,
-                parent_run_id=parent_run_id,
-                depth=parent.depth + 1,
-                lineage=(*parent.lineage, parent_run_id),
-                trace=trace,
-                signal=controller.signal,
-                deadline=parent.deadline,
-                security_policy=parent.security_policy,
-                tenant_session=parent.tenant_session,
-                workspace_policy=parent.workspace_policy,
-                allowed_tools=parent.allowed_tools,
-                budget=parent.budget,
-                concurrency=parent.concurrency,
-                services=parent.services,
-                metadata=parent.metadata,
-            )
+        if values is None:  # the common case: every policy field inherited as it is
+            scope = child_scope(parent, child_run_id, trace, controller.signal)
         else:
             scope = OrchestrationScope(
                 run_id=child_run_id,
