@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import attrs
 import pytest
 from orchestration_testkit import agent, call, runtime_for, script, usage
 
@@ -20,13 +21,18 @@ from actoviq.orchestration import (
     ChildPolicyError,
     ChildRunError,
     ChildRunner,
+    ChildRunOutcome,
     ChildScopeError,
     ConcurrencyController,
     InMemoryBudgetLedger,
+    NodeContext,
     RunTree,
     ScopeNarrowing,
     ScopeWideningError,
     TenantSessionNamespace,
+    WorkflowEdge,
+    WorkflowGraph,
+    WorkflowNode,
     child_session_id,
 )
 from actoviq.providers import ModelRegistry
@@ -554,3 +560,41 @@ async def test_many_children_share_the_permits_and_give_every_one_back() -> None
     assert statuses == ["cancelled"] + ["completed"] * 28 + ["failed"]
     assert permits.peak == 3 and permits.active == 0 and permits.pending == 0
     assert (await root.budget.snapshot()).total_tokens_used == 2 * 28
+
+
+async def test_outcomes_and_node_contexts_are_the_frozen_classes_with_every_field() -> None:
+    """Outcomes and node contexts are built by slot stores into drafts: each must be exactly its
+    frozen class, every field set, and read-only."""
+    seen: list[Any] = []
+
+    async def member(ctx: NodeContext) -> Any:
+        seen.append(ctx)
+        return await runner.run(ctx.scope, agent("worker"), ctx.node_id)
+
+    async with runtime_for(script("worker", ["ok"], repeat_last=True)) as runtime:
+        runner = ChildRunner(runtime)
+        root = runner.create_root(run_id="root")
+        graph = WorkflowGraph(
+            id="g",
+            nodes=[
+                WorkflowNode(id="a", execute=member),
+                WorkflowNode(id="b", reduce=lambda ctx: (seen.append(ctx), dict(ctx.inputs))[1]),
+            ],
+            edges=[WorkflowEdge(source="a", target="b")],
+        )
+        result = await graph.execute(input="in", scope=root)
+    outcome = result.outputs["a"]
+    assert type(outcome) is ChildRunOutcome and outcome.status == "completed"
+    assert outcome.attempts == 1 and outcome.error is None and outcome.output == "ok"
+    assert outcome.scope.parent_run_id == "root" and outcome.result is not None
+    for ctx in seen:
+        assert type(ctx) is NodeContext and ctx.input == "in" and ctx.scope is root
+        assert ctx.signal is not None
+    assert [ctx.node_id for ctx in seen] == ["a", "b"]
+    assert dict(seen[0].inputs) == {} and dict(seen[1].inputs) == {"a": outcome}
+    assert dict(seen[1].outputs) == {"a": outcome}
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        outcome.status = "failed"  # type: ignore[misc]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        seen[0].node_id = "x"
+    assert attrs.evolve(outcome, attempts=2).attempts == 2 and outcome.attempts == 1

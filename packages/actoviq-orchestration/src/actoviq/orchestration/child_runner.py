@@ -59,6 +59,7 @@ from actoviq.orchestration.outcomes import (
     ChildFailurePolicy,
     ChildRunOutcome,
     SessionMode,
+    child_outcome,
 )
 from actoviq.orchestration.scope import OrchestrationScope, ScopeNarrowing
 from actoviq.orchestration.tree import RunTree
@@ -385,12 +386,12 @@ class ChildRunner:
                             break
                         continue
                     status = result.status
-                    outcome = ChildRunOutcome(
-                        status="completed" if status == "completed" else status,
-                        attempts=attempt,
-                        scope=scope,
-                        result=result,
-                        error=cancel_error(scope) if status == "cancelled" else None,
+                    outcome = child_outcome(
+                        "completed" if status == "completed" else status,
+                        attempt,
+                        scope,
+                        result,
+                        cancel_error(scope) if status == "cancelled" else None,
                     )
                     if self._routed(scope):
                         await self._settled(outcome, agent)

@@ -59,6 +59,7 @@ from actoviq.orchestration.graph_model import (
     WorkflowNodeExecutionError,
     WorkflowNodeFailure,
     WorkflowNodeStatus,
+    node_context,
 )
 from actoviq.orchestration.outcomes import ChildError
 from actoviq.orchestration.scope import OrchestrationScope
@@ -361,13 +362,13 @@ class _Execution:
                         and (not first or self.edges.get((edge.source, edge.target)) is True)
                     }
                 )
-            context = NodeContext(
-                node_id=node_id,
-                input=self.input,
-                scope=self.scope,
-                signal=signal,
-                outputs=self._ordered_outputs() if self.outputs else _NO_OUTPUTS,
-                inputs=inputs,
+            context = node_context(
+                node_id,
+                self.input,
+                self.scope,
+                signal,
+                self._ordered_outputs() if self.outputs else _NO_OUTPUTS,
+                inputs,
             )
             fn = node.execute if node.execute is not None else node.reduce
             assert fn is not None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar, Final, Literal, TypeAlias
+from typing import Any, ClassVar, Final, Literal, TypeAlias, cast
 
 import attrs
 
@@ -32,6 +32,7 @@ __all__ = [
     "WorkflowNodeExecutionError",
     "WorkflowNodeFailure",
     "WorkflowNodeStatus",
+    "node_context",
 ]
 
 WorkflowNodeStatus: TypeAlias = Literal[
@@ -64,7 +65,7 @@ class WorkflowNodeExecutionError(OrchestrationError):
         self.__cause__ = cause
 
 
-@attrs.frozen(kw_only=True, slots=True)
+@attrs.frozen(kw_only=True, slots=True, weakref_slot=False)
 class NodeContext:
     """What a node sees: its id, the graph input, the scope, the signal, outputs so far.
 
@@ -78,6 +79,54 @@ class NodeContext:
     signal: AbortSignal
     outputs: Mapping[str, Any]
     inputs: Mapping[str, Any] = attrs.field(factory=lambda: MappingProxyType({}))
+
+
+class _ContextDraft:
+    """:class:`NodeContext`'s layout without its frozen guard (see :func:`node_context`)."""
+
+    __slots__ = tuple(field.name for field in attrs.fields(NodeContext))
+
+    node_id: str
+    input: Any
+    scope: OrchestrationScope
+    signal: AbortSignal
+    outputs: Mapping[str, Any]
+    inputs: Mapping[str, Any]
+
+
+def _check_draft() -> None:
+    """Refuse, at import, a context class that a draft can no longer stand for."""
+    if hasattr(NodeContext, "__attrs_post_init__") or any(
+        field.validator or field.converter for field in attrs.fields(NodeContext)
+    ):
+        raise TypeError("NodeContext can no longer be built from a draft.")
+    _ContextDraft().__class__ = NodeContext  # pyright: ignore[reportAttributeAccessIssue]
+
+
+_check_draft()
+
+
+def node_context(
+    node_id: str,
+    input: Any,
+    scope: OrchestrationScope,
+    signal: AbortSignal,
+    outputs: Mapping[str, Any],
+    inputs: Mapping[str, Any],
+) -> NodeContext:
+    """``NodeContext(node_id=..., ...)`` built with plain slot stores (one per node run).
+
+    attrs' frozen ``__init__`` calls ``object.__setattr__`` once per field.
+    """
+    draft = _ContextDraft()
+    draft.node_id = node_id
+    draft.input = input
+    draft.scope = scope
+    draft.signal = signal
+    draft.outputs = outputs
+    draft.inputs = inputs
+    draft.__class__ = NodeContext  # pyright: ignore[reportAttributeAccessIssue]
+    return cast(NodeContext, draft)
 
 
 @attrs.frozen(kw_only=True, slots=True)

@@ -8,7 +8,7 @@ policy only); the reference counted interrupted and cancelled runs as completed 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, Literal, Self, TypeAlias
+from typing import Any, Final, Literal, Self, TypeAlias, cast
 
 import attrs
 
@@ -25,6 +25,7 @@ __all__ = [
     "ChildOutcomeStatus",
     "ChildRunOutcome",
     "SessionMode",
+    "child_outcome",
 ]
 
 ChildFailureMode: TypeAlias = Literal["fail-fast", "collect", "retry-safe"]
@@ -131,7 +132,7 @@ class ChildError:
         return data
 
 
-@attrs.frozen(kw_only=True, slots=True, eq=False)
+@attrs.frozen(kw_only=True, slots=True, eq=False, weakref_slot=False)
 class ChildRunOutcome:
     """The outcome of one logical child.
 
@@ -174,3 +175,49 @@ class ChildRunOutcome:
         if self.error is not None:
             data["error"] = self.error.to_json()
         return data
+
+
+class _OutcomeDraft:
+    """:class:`ChildRunOutcome`'s layout without its frozen guard (see :func:`child_outcome`)."""
+
+    __slots__ = tuple(field.name for field in attrs.fields(ChildRunOutcome))
+
+    status: ChildOutcomeStatus
+    attempts: int
+    scope: OrchestrationScope
+    result: RunResult[Any] | None
+    error: ChildError | None
+
+
+def _check_draft() -> None:
+    """Refuse, at import, an outcome class that a draft can no longer stand for."""
+    if hasattr(ChildRunOutcome, "__attrs_post_init__") or any(
+        field.validator or field.converter for field in attrs.fields(ChildRunOutcome)
+    ):
+        raise TypeError("ChildRunOutcome can no longer be built from a draft.")
+    _OutcomeDraft().__class__ = ChildRunOutcome  # pyright: ignore[reportAttributeAccessIssue]
+
+
+_check_draft()
+
+
+def child_outcome(
+    status: ChildOutcomeStatus,
+    attempts: int,
+    scope: OrchestrationScope,
+    result: RunResult[Any] | None = None,
+    error: ChildError | None = None,
+) -> ChildRunOutcome:
+    """``ChildRunOutcome(status=..., attempts=..., scope=..., result=..., error=...)``.
+
+    Built with plain slot stores: attrs' frozen ``__init__`` calls ``object.__setattr__`` per
+    field, and a runner makes one outcome per child.
+    """
+    draft = _OutcomeDraft()
+    draft.status = status
+    draft.attempts = attempts
+    draft.scope = scope
+    draft.result = result
+    draft.error = error
+    draft.__class__ = ChildRunOutcome  # pyright: ignore[reportAttributeAccessIssue]
+    return cast(ChildRunOutcome, draft)
