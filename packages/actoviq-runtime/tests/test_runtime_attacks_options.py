@@ -14,7 +14,7 @@ import pytest
 from actoviq.core import AgentSpec, RunError
 from actoviq.providers import ModelRegistry
 from actoviq.providers.testing import ScriptedProvider
-from actoviq.runtime import AgentRuntime
+from actoviq.runtime import AgentRuntime, FernetPayloadCodec, RuntimeConfigurationError
 
 AGENT = AgentSpec(id="a", name="A", instructions="Answer.", model="scripted:m")
 
@@ -37,3 +37,11 @@ async def test_a_bad_run_option_is_refused_before_the_run(options: dict[str, Any
                 await start(AGENT, "hi", **options)
             assert caught.value.code == "RUN_OPTION_INVALID"
         assert model.calls == [] and runtime.active_runs == 0
+
+
+@pytest.mark.parametrize("keys", [None, 5])
+def test_a_fernet_codec_key_that_is_not_a_key_is_typed(keys: Any) -> None:
+    # Was a bare TypeError ("'int' object is not iterable").
+    pytest.importorskip("cryptography")
+    with pytest.raises(RuntimeConfigurationError):
+        FernetPayloadCodec(keys)

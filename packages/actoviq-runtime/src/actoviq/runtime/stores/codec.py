@@ -21,7 +21,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar, Final, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, cast, runtime_checkable
 
 from actoviq.core import JsonObject, JsonValue, dumps_compact, loads_strict
 from actoviq.runtime.errors import RuntimeConfigurationError
@@ -126,11 +126,17 @@ class FernetPayloadCodec:
 
     def __init__(self, keys: str | bytes | Sequence[str | bytes]) -> None:
         fernet, multi, invalid = _fernet_classes()
-        listed = [keys] if isinstance(keys, str | bytes) else list(keys)
+        given = cast(object, keys)
+        if isinstance(given, str | bytes):
+            listed: list[object] = [given]
+        elif isinstance(given, Sequence):
+            listed = list(cast(Sequence[object], given))
+        else:  # None, a number ...: the same refusal as a malformed key
+            listed = [given]
         if not listed:
             raise RuntimeConfigurationError("FernetPayloadCodec needs at least one key.")
         try:
-            ciphers = [fernet(key) for key in listed]
+            ciphers = [fernet(cast(Any, key)) for key in listed]
         except (ValueError, TypeError):
             raise RuntimeConfigurationError(
                 "A FernetPayloadCodec key is not a 32-byte url-safe base64 Fernet key "
