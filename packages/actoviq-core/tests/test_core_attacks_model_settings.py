@@ -8,11 +8,11 @@ them everywhere else, so they failed later in a checkpoint store instead of at c
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
-from actoviq.core import AgentSpecError, JsonObject, ModelSettings, from_json
+from actoviq.core import AgentSpec, AgentSpecError, JsonObject, ModelSettings, from_json
 
 
 def _deep(levels: int) -> JsonObject:
@@ -55,3 +55,11 @@ def test_huge_value_is_shown_bounded() -> None:
     with pytest.raises(AgentSpecError) as caught:
         ModelSettings(temperature="9" * 100_000)  # type: ignore[arg-type]
     assert len(str(caught.value)) < 400
+
+
+@pytest.mark.parametrize("field", ["tools", "handoffs", "middleware"])
+def test_a_list_field_given_a_non_list_is_typed(field: str) -> None:
+    # handoffs=5 raised a bare TypeError from the converter.
+    with pytest.raises(AgentSpecError) as caught:
+        AgentSpec(id="a", name="A", instructions="x", model="m:m", **cast(Any, {field: 5}))
+    assert caught.value.field == field

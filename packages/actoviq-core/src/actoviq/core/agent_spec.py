@@ -253,10 +253,18 @@ def _limits_json(limits: RunLimitsPatch | None) -> JsonObject | None:
     return data
 
 
-def _as_tuple(value: Any) -> tuple[Any, ...]:
-    if isinstance(value, str):
-        return (value,)
-    return tuple(value)
+def _as_tuple(field: str) -> Callable[[Any], tuple[Any, ...]]:
+    def convert(value: Any) -> tuple[Any, ...]:
+        if isinstance(value, str):
+            return (value,)
+        try:
+            return tuple(value)
+        except TypeError:  # None, a number ...: refused typed, like every other bad field
+            raise AgentSpecError(
+                f"{field} must be a list, got {type(value).__name__}.", field=field
+            ) from None
+
+    return convert
 
 
 class AgentSpecOptions(TypedDict, total=False):
@@ -315,12 +323,18 @@ class AgentSpec(Generic[TContext, TOutput]):
     instructions: str | Callable[[RunContext[TContext]], str | Awaitable[str]]
     description: str | None = None
     model: str | ModelRefParts | None = None
-    tools: tuple[str | RefSpec, ...] = attrs.field(default=(), converter=_as_tuple)
-    handoffs: tuple[HandoffRef, ...] = attrs.field(default=(), converter=_as_tuple)
+    tools: tuple[str | RefSpec, ...] = attrs.field(default=(), converter=_as_tuple("tools"))
+    handoffs: tuple[HandoffRef, ...] = attrs.field(default=(), converter=_as_tuple("handoffs"))
     output: OutputSchema[TOutput] | None = None
-    input_guardrails: tuple[InputGuardrail, ...] = attrs.field(default=(), converter=_as_tuple)
-    output_guardrails: tuple[OutputGuardrail, ...] = attrs.field(default=(), converter=_as_tuple)
-    middleware: tuple[str | RefSpec, ...] = attrs.field(default=(), converter=_as_tuple)
+    input_guardrails: tuple[InputGuardrail, ...] = attrs.field(
+        default=(), converter=_as_tuple("inputGuardrails")
+    )
+    output_guardrails: tuple[OutputGuardrail, ...] = attrs.field(
+        default=(), converter=_as_tuple("outputGuardrails")
+    )
+    middleware: tuple[str | RefSpec, ...] = attrs.field(
+        default=(), converter=_as_tuple("middleware")
+    )
     limits: RunLimitsPatch | None = None
     metadata: JsonObject | None = None
     model_settings: ModelSettings | None = None
