@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
-from itertools import compress
 from typing import Any, Final, Literal, TypeAlias, cast
 
 import attrs
@@ -36,6 +35,7 @@ from actoviq.core import (
     ToolResultItem,
     register_wire_class,
 )
+from actoviq.providers._item_scan import scan_items
 from actoviq.providers.types import ModelRequest, ResolvedModel
 
 __all__ = [
@@ -359,10 +359,10 @@ def required_capabilities_for_request(
 def _item_types(request: ModelRequest) -> dict[type[Any], None]:
     """The types of the request's items, each once, in order of first appearance.
 
-    One C-level pass (a long transcript costs a few nanoseconds per item); the per-item checks
-    then run over this handful of types instead of over every item.
+    The per-item checks then run over this handful of types instead of over every item; a long
+    transcript that extends an earlier request's is scanned only after it (:mod:`._item_scan`).
     """
-    return dict.fromkeys(map(type, request.input))
+    return scan_items(request.input)[0]
 
 
 def _required(request: ModelRequest, types: dict[type[Any], None], streaming: bool) -> list[str]:
@@ -416,12 +416,10 @@ def assert_request_capabilities(
     Raw items of another provider are refused first (``providerRawRoundTrip``), then reasoning
     items of another provider (02 §6.8 item 10, S8), then missing capabilities.
     """
-    types = _item_types(request)
-    bound = {kind for kind in types if issubclass(kind, (RawItem, ReasoningItem))}
-    # Only raw and reasoning items can belong to another provider: visit those alone (the
-    # selection runs in C, so a long text transcript costs nothing here).
-    selected = compress(request.input, map(bound.__contains__, map(type, request.input)))
-    for item in selected if bound else ():
+    # Only raw and reasoning items can belong to another provider: the scan lists those, so a
+    # long text transcript costs nothing here.
+    types, bound = scan_items(request.input)
+    for item in bound:
         if isinstance(item, RawItem) and item.provider != provider_id:
             raise CapabilityError(
                 f"Raw item for provider {item.provider} cannot be sent to provider {provider_id}.",
