@@ -35,7 +35,7 @@ __all__ = ["MEMO_FROM_ITEMS", "ItemScan", "scan_items"]
 
 MEMO_FROM_ITEMS: Final = 64
 """Transcripts of at least this many items are remembered (shorter ones are scanned outright)."""
-_MEMO_LIMIT: Final = 16  # transcripts remembered at once (each keeps its items alive)
+_MEMO_LIMIT: Final = 8  # transcripts remembered at once (each keeps its items alive)
 
 ItemScan = tuple[dict[type[Any], None], tuple[object, ...]]
 """``(types, bound)``: the item types in order of first appearance, and the raw and reasoning
