@@ -19,6 +19,7 @@ from actoviq.core import (
     CanonicalItem,
     CapabilityError,
     ImageItem,
+    ModelRefParts,
     RawItem,
     ReasoningItem,
     TextItem,
@@ -29,12 +30,11 @@ from actoviq.providers import (
     ALL_CAPABILITIES,
     ModelRequest,
     ResolvedModel,
+    _item_scan,
     assert_request_capabilities,
     required_capabilities_for_request,
 )
-from actoviq.providers import _item_scan
 from actoviq.providers._item_scan import MEMO_FROM_ITEMS, scan_items
-from actoviq.providers.types import ModelRefParts
 
 MODEL = ResolvedModel(provider_id="p", model_id="m", ref=ModelRefParts(provider="p", model="m"))
 
