@@ -12,12 +12,8 @@ from actoviq.runtime.stores import (
 )
 
 
-async def _bounded(awaitable: Any) -> object:
-    return await awaitable
-
-
 def _persistence(store: Any) -> RunPersistence:
-    return RunPersistence(store, run_id="r", lease_ms=1000, bounded=_bounded)
+    return RunPersistence(store, run_id="r", lease_ms=1000, hook_timeout=5.0)
 
 
 class _Plain:

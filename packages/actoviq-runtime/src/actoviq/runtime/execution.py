@@ -200,7 +200,7 @@ class RunExecution:
         self.unlink_caller: Callable[[], None] | None = (
             seed.signal.add_listener(self.abort) if seed.signal is not None else None
         )
-        self.signal.add_listener(self._on_abort)
+        self._unlink_abort = self.signal.add_listener(self._on_abort)
         self._run_context: RunContext[Any] | None = None  # built when first asked for
         self._run_view: RunView | None = None
         self.start_error: Exception | None = None
@@ -210,7 +210,7 @@ class RunExecution:
             parts.checkpoint_store,
             run_id=self.run_id,
             lease_ms=parts.lease_ms,
-            bounded=self.bounded,
+            hook_timeout=self.hook_timeout(),
         )
 
     @property
@@ -250,6 +250,17 @@ class RunExecution:
             if task is not asyncio.current_task():
                 self.cancel_sent = True
                 task.cancel()
+
+    def release(self) -> None:
+        """Break the execution's own reference cycles once the run ended (runtime ``_ended``).
+
+        Its abort listener on its own signal and its timer's deadline callback point back at the
+        execution; without this, every finished run would wait for the cyclic garbage collector
+        (and make it run more often). Nothing needs them once the run ended: the timer is
+        cancelled, and aborting an ended run does nothing.
+        """
+        self._unlink_abort()
+        self.timer = None
 
     def raise_if_aborted(self) -> None:
         """Raise the abort reason when the run signal is aborted (and mark the cancel as ours)."""

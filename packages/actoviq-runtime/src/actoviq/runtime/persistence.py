@@ -54,11 +54,12 @@ class RunPersistence:
         store: the runtime's checkpoint store (None: nothing is persisted).
         run_id: the run.
         lease_ms: the lease duration of a claiming store.
-        bounded: awaits a store call under the run's hook timeout.
+        hook_timeout: seconds a store call may take (the run's hook timeout). A number rather
+            than a callback into the execution, so a finished run holds no reference cycle.
     """
 
     __slots__ = (
-        "_bounded",
+        "_hook_timeout",
         "_lock",
         "blocked",
         "claiming",
@@ -77,7 +78,7 @@ class RunPersistence:
         *,
         run_id: str,
         lease_ms: int,
-        bounded: Callable[[Awaitable[object]], Awaitable[object]],
+        hook_timeout: float,
     ) -> None:
         self.store = store
         self.run_id = run_id
@@ -89,7 +90,7 @@ class RunPersistence:
             if self.claiming is not None
             else None
         )
-        self._bounded = bounded
+        self._hook_timeout = hook_timeout
         self._lock = asyncio.Lock()
         self.taken = False  # the execution holds the run (claimed, not yet released)
         self.released = False  # a terminal save released the claim
@@ -100,7 +101,8 @@ class RunPersistence:
         self.heartbeat_error: BaseException | None = None
 
     async def _call(self, awaitable: Awaitable[_T]) -> _T:
-        return cast(_T, await self._bounded(awaitable))
+        async with asyncio.timeout(self._hook_timeout):
+            return await awaitable
 
     async def claim(self, state: JsonObject, expected: JsonObject) -> None:
         """Take the run for a resumed execution before it does anything.

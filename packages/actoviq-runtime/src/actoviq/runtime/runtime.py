@@ -373,6 +373,7 @@ class AgentRuntime:
     def _ended(self, execution: RunExecution) -> None:
         if execution.unlink_caller is not None:
             execution.unlink_caller()  # a long-lived caller signal keeps no dead listener
+        execution.release()  # no reference cycle left for the garbage collector
         if self._active.get(execution.run_id) is execution:
             del self._active[execution.run_id]
         if execution.buffer is not None:
