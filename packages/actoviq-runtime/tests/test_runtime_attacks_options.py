@@ -7,7 +7,7 @@ Bugs found by the adversarial review of resolved promises: an unknown keyword (a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -45,3 +45,20 @@ def test_a_fernet_codec_key_that_is_not_a_key_is_typed(keys: Any) -> None:
     pytest.importorskip("cryptography")
     with pytest.raises(RuntimeConfigurationError):
         FernetPayloadCodec(keys)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"models": 5},
+        {"tools": 5},
+        {"event_sinks": 5},
+        {"default_limits": {"max_turns": 1}},
+        {"checkpoint_store": 5},
+    ],
+    ids=["models", "tools", "event-sinks", "default-limits", "checkpoint-store"],
+)
+def test_a_runtime_option_of_the_wrong_type_is_typed(options: dict[str, Any]) -> None:
+    # Each was a bare TypeError/AttributeError, or (checkpoint_store) accepted and failing later.
+    with pytest.raises(RuntimeConfigurationError):
+        AgentRuntime(**cast(Any, {"models": ModelRegistry([ScriptedProvider(["ok"])]), **options}))

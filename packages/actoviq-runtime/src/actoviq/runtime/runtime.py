@@ -79,6 +79,7 @@ from actoviq.runtime.run_setup import (
 )
 from actoviq.runtime.runtime_options import (
     check_host_event_type,
+    check_runtime_objects,
     check_runtime_options,
     checkpoint_store_from,
     register_sessions,
@@ -186,6 +187,7 @@ class AgentRuntime:
         check_runtime_options(
             max_concurrent_runs, max_tool_threads, checkpoint_lease_ms, stream_buffer_policy
         )
+        check_runtime_objects((models, tools, event_sinks, default_limits))
         self.models = models = models if models is not None else models_from_environment()
         self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools or ())
         self.tool_policy = tool_policy

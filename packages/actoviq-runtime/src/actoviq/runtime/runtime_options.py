@@ -7,10 +7,12 @@ wrapped in the store adapters), so ``AgentRuntime(sessions=storage.sessions)`` w
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Final, get_args
 
-from actoviq.core import RunError
+from actoviq.core import RunError, RunLimitsPatch
 from actoviq.events import KnownEventType
+from actoviq.providers import ModelRegistry
 from actoviq.runtime.errors import RuntimeConfigurationError
 from actoviq.runtime.services import RuntimeServices
 from actoviq.runtime.stores import (
@@ -25,6 +27,7 @@ from actoviq.runtime.stores import (
 __all__ = [
     "RESERVED_EVENT_TYPES",
     "check_host_event_type",
+    "check_runtime_objects",
     "check_runtime_options",
     "register_sessions",
     "run_checkpoints",
@@ -63,6 +66,28 @@ def check_runtime_options(
         raise RuntimeConfigurationError("checkpointLeaseMs must be a positive safe integer.")
     if stream_buffer_policy not in ("drop-deltas", "block"):
         raise RuntimeConfigurationError(f"Unknown stream buffer policy {stream_buffer_policy!r}.")
+
+
+def check_runtime_objects(given: tuple[object, object, object, object]) -> None:
+    """Raise :class:`RuntimeConfigurationError` for a misplaced object type.
+
+    ``models``, ``tools``, ``event_sinks`` or ``default_limits`` of the wrong type failed later
+    with a bare ``AttributeError`` or ``TypeError``.
+    """
+    models, tools, sinks, limits = given
+    if models is not None and not isinstance(models, ModelRegistry):
+        raise RuntimeConfigurationError(
+            f"models must be a ModelRegistry, got {type(models).__name__}."
+        )
+    for name, value in (("tools", tools), ("event_sinks", sinks)):
+        if value is not None and (
+            isinstance(value, str | bytes) or not isinstance(value, Iterable)
+        ):
+            raise RuntimeConfigurationError(f"{name} must be a list, got {type(value).__name__}.")
+    if limits is not None and not isinstance(limits, RunLimitsPatch):
+        raise RuntimeConfigurationError(
+            f"default_limits must be a RunLimitsPatch, got {type(limits).__name__}."
+        )
 
 
 def register_sessions(
@@ -115,6 +140,11 @@ def checkpoint_store_from(
         RuntimeConfigurationError: both were given, or ``checkpoints`` is not a checkpoint store.
     """
     if checkpoints is None:
+        if checkpoint_store is not None and not isinstance(checkpoint_store, RunCheckpointStore):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise RuntimeConfigurationError(
+                f"checkpoint_store must be a RunCheckpointStore, "
+                f"got {type(checkpoint_store).__name__}."
+            )
         return checkpoint_store
     if checkpoint_store is not None:
         raise RuntimeConfigurationError(
