@@ -62,3 +62,50 @@ def test_a_runtime_option_of_the_wrong_type_is_typed(options: dict[str, Any]) ->
     # Each was a bare TypeError/AttributeError, or (checkpoint_store) accepted and failing later.
     with pytest.raises(RuntimeConfigurationError):
         AgentRuntime(**cast(Any, {"models": ModelRegistry([ScriptedProvider(["ok"])]), **options}))
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("run_id", "r\ud800"),
+        ("run_id", ""),
+        ("run_id", "a\x00b"),
+        ("session_id", ""),
+        ("session_id", "   "),
+        ("session_id", 5),
+        ("session_id", "s\udfff"),
+        ("tenant_id", "\t"),
+        ("workspace_id", b"w"),
+        ("parent_run_id", "p\x00"),
+    ],
+)
+async def test_a_bad_id_is_refused_before_the_run(name: str, value: object) -> None:
+    """A bad id used to start the run and fail later: a session load failure, a checkpoint
+    write failure, or (a lone surrogate without a store) a run whose events no JSON sink takes."""
+    model = ScriptedProvider(["ok"], repeat_last=True)
+    options: dict[str, Any] = {name: value}
+    async with AgentRuntime(models=ModelRegistry([model])) as runtime:
+        for start in (runtime.run, runtime.stream):
+            with pytest.raises(RunError) as caught:
+                await start(AGENT, "hi", **options)
+            assert caught.value.code == "RUN_OPTION_INVALID"
+            assert caught.value.details == {"option": _WIRE[name]}
+        assert model.calls == [] and runtime.active_runs == 0
+
+
+_WIRE = {
+    "run_id": "runId",
+    "session_id": "sessionId",
+    "tenant_id": "tenantId",
+    "workspace_id": "workspaceId",
+    "parent_run_id": "parentRunId",
+}
+
+
+async def test_unusual_but_valid_ids_still_run() -> None:
+    model = ScriptedProvider(["ok"], repeat_last=True)
+    async with AgentRuntime(models=ModelRegistry([model])) as runtime:
+        result = await runtime.run(
+            AGENT, "hi", run_id="run/ü-1", tenant_id=" t ", workspace_id="ws:1", parent_run_id="p"
+        )
+        assert result.status == "completed" and result.run_id == "run/ü-1"

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal, TypedDict, cast
@@ -208,6 +209,44 @@ def check_run_options(options: Mapping[str, object]) -> None:
                 phase="runtime",
                 details={"option": name},
             )
+    for name, wire in _ID_OPTIONS:
+        value = options.get(name)
+        if value is not None and not _good_id(value):
+            # A bad id would start the run and fail later (a session load, a checkpoint write,
+            # a JSON sink), or be stored where no other language can read it back.
+            raise RunError(
+                f"{name} must be a non-empty string without NUL characters, lone surrogates or "
+                f"only whitespace, got {_shown(value)}.",
+                code="RUN_OPTION_INVALID",
+                phase="runtime",
+                details={"option": wire},
+            )
+
+
+_ID_OPTIONS: Final = (
+    ("run_id", "runId"),
+    ("session_id", "sessionId"),
+    ("tenant_id", "tenantId"),
+    ("workspace_id", "workspaceId"),
+    ("parent_run_id", "parentRunId"),
+)
+_BAD_ID_CHARACTER: Final = re.compile("[\x00\ud800-\udfff]")
+
+
+def _good_id(value: object) -> bool:
+    if type(value) is not str:
+        return False
+    if value.isascii():
+        return "\x00" not in value and not value.isspace() and value != ""
+    return _BAD_ID_CHARACTER.search(value) is None and not value.isspace()
+
+
+def _shown(value: object) -> str:
+    """``value`` for an error message: its type, or a short ASCII-safe repr of a string."""
+    if type(value) is not str:
+        return type(value).__name__
+    text = ascii(value[:40])
+    return text if len(value) <= 40 else f"{text}..."
 
 
 def session_history_mode(options: RunOptions) -> bool:
