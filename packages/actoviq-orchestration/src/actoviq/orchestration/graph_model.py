@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias, cast
 import attrs
 
 from actoviq.core import AbortSignal, JsonObject
+from actoviq.orchestration._drafts import check_draft
 from actoviq.orchestration.errors import OrchestrationError
 from actoviq.orchestration.outcomes import ChildError, ChildFailurePolicy
 from actoviq.orchestration.scope import OrchestrationScope
@@ -94,16 +95,8 @@ class _ContextDraft:
     inputs: Mapping[str, Any]
 
 
-def _check_draft() -> None:
-    """Refuse, at import, a context class that a draft can no longer stand for."""
-    if hasattr(NodeContext, "__attrs_post_init__") or any(
-        field.validator or field.converter for field in attrs.fields(NodeContext)
-    ):
-        raise TypeError("NodeContext can no longer be built from a draft.")
-    _ContextDraft().__class__ = NodeContext  # pyright: ignore[reportAttributeAccessIssue]
-
-
-_check_draft()
+# Refuse, at import, a class the draft can no longer stand for.
+check_draft(NodeContext, _ContextDraft)
 
 
 def node_context(

@@ -13,6 +13,7 @@ from typing import Any, Final, Literal, Self, TypeAlias, cast
 import attrs
 
 from actoviq.core import ActoviqError, Interruption, JsonObject, RunResult
+from actoviq.orchestration._drafts import check_draft
 from actoviq.orchestration.errors import ChildPolicyError
 from actoviq.orchestration.scope import OrchestrationScope
 
@@ -189,16 +190,8 @@ class _OutcomeDraft:
     error: ChildError | None
 
 
-def _check_draft() -> None:
-    """Refuse, at import, an outcome class that a draft can no longer stand for."""
-    if hasattr(ChildRunOutcome, "__attrs_post_init__") or any(
-        field.validator or field.converter for field in attrs.fields(ChildRunOutcome)
-    ):
-        raise TypeError("ChildRunOutcome can no longer be built from a draft.")
-    _OutcomeDraft().__class__ = ChildRunOutcome  # pyright: ignore[reportAttributeAccessIssue]
-
-
-_check_draft()
+# Refuse, at import, a class the draft can no longer stand for.
+check_draft(ChildRunOutcome, _OutcomeDraft)
 
 
 def child_outcome(

@@ -17,6 +17,7 @@ import attrs
 
 from actoviq.core import AbortSignal, JsonObject
 from actoviq.events import TraceContext
+from actoviq.orchestration._drafts import check_draft
 from actoviq.orchestration.budget import (
     BudgetLedger,
     BudgetLimits,
@@ -115,23 +116,8 @@ class _ScopeDraft:
     metadata: Mapping[str, FrozenJson]
 
 
-def _check_draft() -> None:
-    """Refuse, at import, a scope class that a draft can no longer stand for.
-
-    Every field is stored by :func:`child_scope`; none may have a validator or converter, the
-    class no post-init hook, and the layouts must be ones ``__class__`` assignment accepts.
-    """
-    fields = attrs.fields(OrchestrationScope)
-    if (
-        hasattr(OrchestrationScope, "__attrs_post_init__")
-        or any(field.validator or field.converter for field in fields)
-        or OrchestrationScope.__dictoffset__
-    ):
-        raise TypeError("OrchestrationScope can no longer be built from a _ScopeDraft.")
-    _ScopeDraft().__class__ = OrchestrationScope  # pyright: ignore[reportAttributeAccessIssue]
-
-
-_check_draft()
+# Refuse, at import, a class the draft can no longer stand for.
+check_draft(OrchestrationScope, _ScopeDraft)
 
 
 def child_scope(
