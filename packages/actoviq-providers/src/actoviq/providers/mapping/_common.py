@@ -317,9 +317,32 @@ def attach_structured_output(
         value = json.loads(text)
     except (ValueError, RecursionError):  # not JSON, or nested beyond the parser's stack
         return UNSET
+    if _nested_beyond(value, MAX_JSON_DEPTH):
+        # How deep the parser goes before RecursionError depends on the Python version (3.13
+        # parses thousands of levels): past the depth limit the answer counts as no JSON on
+        # every version, so it is retried and then STRUCTURED_OUTPUT_MISSING alike.
+        return UNSET
     value = json_value(value)
     output.append(StructuredItem(value=value, schema_name=schema.name))
     return value
+
+
+def _nested_beyond(value: object, limit: int) -> bool:
+    """Whether parsed JSON holds a container more than ``limit`` levels deep (no recursion)."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        kind = type(current)
+        if kind is dict:
+            children: Any = cast(dict[str, object], current).values()
+        elif kind is list:
+            children = current
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def unsupported(item: object, provider_id: str, model: str, why: str = "") -> UnsupportedItemError:
