@@ -234,11 +234,7 @@ _BAD_ID_CHARACTER: Final = re.compile("[\x00\ud800-\udfff]")
 
 
 def _good_id(value: object) -> bool:
-    if type(value) is not str:
-        return False
-    if value.isascii():
-        return "\x00" not in value and not value.isspace() and value != ""
-    return _BAD_ID_CHARACTER.search(value) is None and not value.isspace()
+    return type(value) is str and value.strip() != "" and _BAD_ID_CHARACTER.search(value) is None
 
 
 def _shown(value: object) -> str:
