@@ -56,10 +56,14 @@ class ActoviqError(Exception):
         last_event_sequence: on the error a failed run raises, the sequence of its last event
             (``run.failed``); a retried attempt of the same run id continues after it (the
             runtime's ``event_sequence_start``). Not part of :meth:`to_json`.
+        run_usage: on the error a failed run raises, the run's total
+            :class:`~actoviq.core.Usage` when it failed (what its model calls spent before the
+            failure, so a caller's budget can still charge it). Not part of :meth:`to_json`.
     """
 
     default_code: ClassVar[str] = "ACTOVIQ_ERROR"
     last_event_sequence: int | None = None
+    run_usage: object | None = None  # a Usage (usage.py sits above this module)
 
     def __init__(
         self,

@@ -39,6 +39,7 @@ from actoviq.orchestration.child_support import (
     cancel_error,
     check_policy,
     child_session_id,
+    failed_usage,
     last_sequence,
     run_options,
     usage_delta,
@@ -369,6 +370,14 @@ class ChildRunner:
                     except Exception as error:
                         last_error = error
                         sequence = last_sequence(error, sequence)
+                        spent = failed_usage(error)
+                        if spent is not None:  # a failed attempt is charged what it spent
+                            try:
+                                await scope.budget.record_usage(
+                                    spent, reservation=reservation if attempt == 1 else None
+                                )
+                            except BudgetExceededError:
+                                break  # recorded; the limit is passed: never retried
                         if scope.signal.aborted:
                             cancelled = ChildRunOutcome(
                                 status="cancelled",
@@ -546,6 +555,10 @@ class ChildRunner:
                         result = await handle.result()
                 await scope.budget.record_usage(usage_delta(result.usage, before))
             except Exception as error:
+                spent = failed_usage(error, before)
+                if spent is not None:  # the failed resumed run is charged what it spent
+                    with contextlib.suppress(BudgetExceededError):
+                        await scope.budget.record_usage(spent)
                 failed = ChildRunOutcome(
                     status="cancelled" if scope.signal.aborted else "failed",
                     attempts=1,

@@ -34,6 +34,7 @@ __all__ = [
     "cancel_error",
     "check_policy",
     "child_session_id",
+    "failed_usage",
     "last_sequence",
     "run_options",
     "usage_delta",
@@ -141,6 +142,20 @@ def last_sequence(error: BaseException, previous: int) -> int:
     """
     value = getattr(error, "last_event_sequence", None)
     return value if type(value) is int and value > previous else previous
+
+
+def failed_usage(error: BaseException, before: Usage | None = None) -> Usage | None:
+    """What a failed run spent, from its error's ``run_usage`` (minus ``before``), or None.
+
+    The runtime puts the run's total usage on the error a failed run raises, so a child that
+    failed after paying for model calls is still charged on its tree's budget (§8.2-13).
+    """
+    spent = getattr(error, "run_usage", None)
+    if not isinstance(spent, Usage):
+        return None
+    if before is not None:
+        spent = usage_delta(spent, before)
+    return spent if spent.total_tokens or spent.cost_usd else None
 
 
 def usage_kwargs(data: object) -> dict[str, Any]:

@@ -117,6 +117,7 @@ async def run_failed(run: RunExecution, error: BaseException) -> ActoviqError:
         data["checkpoint"] = checkpoint
     await run.emit("run.failed", data, terminal=True)
     typed.last_event_sequence = run.sequencer.last_sequence  # a retry of the run id continues
+    typed.run_usage = run.usage.snapshot()  # what the failed run spent (a parent's budget)
     return typed
 
 
