@@ -268,21 +268,44 @@ def _narrow_tools(
     return child
 
 
+_BUDGET_FIELDS = (
+    ("max_child_runs", "maxChildRuns"),
+    ("max_depth", "maxDepth"),
+    ("max_total_tokens", "maxTotalTokens"),
+    ("max_cost_usd", "maxCostUsd"),
+)
+
+
+def _available(parent: BudgetLedger) -> dict[str, float | None]:
+    """What is left of each limit along ``parent``'s chain of sub-budgets (the tightest wins).
+
+    A sub-budget's own counters say nothing of what its siblings spent on the ledgers above
+    it, so every ledger up the chain is read; a ledger that cannot be read synchronously (a
+    durable one) contributes its limits.
+    """
+    left: dict[str, float | None] = {name: None for name, _ in _BUDGET_FIELDS}
+    ledger: BudgetLedger | None = parent
+    while ledger is not None:
+        snapshot: BudgetSnapshot | None = None
+        if isinstance(ledger, InMemoryBudgetLedger | SubBudgetLedger):
+            snapshot = ledger.snapshot_now()
+        remaining = snapshot.remaining() if snapshot is not None else ledger.limits
+        for name, _ in _BUDGET_FIELDS:
+            value: float | None = getattr(remaining, name)
+            current = left[name]
+            if value is not None and (current is None or value < current):
+                left[name] = value
+        ledger = ledger.parent if isinstance(ledger, SubBudgetLedger) else None
+    return left
+
+
 def _narrow_budget(parent: BudgetLedger, limits: BudgetLimits | None) -> BudgetLedger:
     if limits is None:
         return parent
-    snapshot: BudgetSnapshot | None = None
-    if isinstance(parent, InMemoryBudgetLedger | SubBudgetLedger):
-        snapshot = parent.snapshot_now()
-    available = snapshot.remaining() if snapshot is not None else parent.limits
-    for name, wire in (
-        ("max_child_runs", "maxChildRuns"),
-        ("max_depth", "maxDepth"),
-        ("max_total_tokens", "maxTotalTokens"),
-        ("max_cost_usd", "maxCostUsd"),
-    ):
+    available = _available(parent)
+    for name, wire in _BUDGET_FIELDS:
         own: float | None = getattr(limits, name)
-        left: float | None = getattr(available, name)
+        left = available[name]
         if own is not None and left is not None and own > left:
             raise _widening(
                 f"Sub-budget {wire} {own} exceeds what the parent scope has left ({left}).",
