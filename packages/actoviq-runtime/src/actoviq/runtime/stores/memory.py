@@ -121,6 +121,7 @@ class InMemoryCheckpointStore:
         """See :meth:`CheckpointStore.list_checkpoints`."""
         tenant = require_key(tenant_id, "tenantId")
         require_optional_key(run_id, "runId")
+        require_optional_key(status, "status")
         cap = require_limit(limit)
         rows = [
             row
@@ -363,6 +364,7 @@ class InMemoryDurableChildStore:
         """See :meth:`DurableChildStore.list_children`."""
         tenant = require_key(tenant_id, "tenantId")
         require_optional_key(parent_run_id, "parentRunId")
+        require_optional_key(status, "status")
         cap = require_limit(limit)
         rows = [
             r

@@ -378,7 +378,9 @@ def child_columns(tenant_id: str, record: object) -> DurableChildRow:
     parent_run_id: str | None = None
     if type(parent) is dict:
         run_id = cast(JsonObject, parent).get("runId")
-        parent_run_id = run_id if type(run_id) is str and run_id else None
+        parent_run_id = (
+            require_key(run_id, "parent.runId") if type(run_id) is str and run_id else None
+        )
     owner = body.get("leaseOwner")
     return DurableChildRow(
         tenant_id=tenant_id,

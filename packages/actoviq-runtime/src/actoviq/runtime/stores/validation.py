@@ -51,10 +51,17 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 def require_key(value: object, field: str) -> str:
     """Return ``value`` if it is a non-empty string (not trimmed) of valid text, else raise.
 
-    Valid text has no lone UTF-16 surrogates: no database driver can store one (D2).
+    Valid text has no lone UTF-16 surrogates and no NUL character: no database driver can
+    store the first (D2), and PostgreSQL refuses the second in a text column, so every backend
+    refuses both (a key one store accepts is a key every store accepts).
     """
     if type(value) is not str or value == "":
         raise StorageDataError(f"{field} must be a non-empty string")
+    if "\x00" in value:
+        raise StorageDataError(
+            f"{field} must not contain a NUL character",
+            details={"label": field, "path": "$", "reason": "nul"},
+        )
     if not value.isascii() and json_value_error(value) is not None:
         raise StorageDataError(
             f"{field} must not contain lone UTF-16 surrogates",

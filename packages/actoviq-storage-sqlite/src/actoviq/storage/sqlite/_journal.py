@@ -179,14 +179,15 @@ def _fast_turn(items: Sequence[NewSessionItem], stamp: str) -> PreparedTurn | No
     stamp_types = _types(stamps)
     if stamp_types == _NONE_ONLY:
         created = [stamp] * count
-        ascii_stamps = stamp.isascii()
+        stamp_text = stamp
     elif stamp_types <= _STR_OR_NONE and "" not in stamps:
         created = [value or stamp for value in stamps]
-        ascii_stamps = _join(created).isascii()
+        stamp_text = _join(created)
     else:
         return None
-    if not (ascii_stamps and _join(ids).isascii() and _join(kinds).isascii()):
-        return None  # maybe a lone surrogate: the shared rules decide
+    keys = _join(ids) + _join(kinds) + stamp_text
+    if not keys.isascii() or "\x00" in keys:
+        return None  # maybe a lone surrogate or a NUL: the shared rules decide
     try:
         text = _encode(payloads)
     except (ValueError, TypeError, RecursionError):

@@ -175,6 +175,7 @@ class SqlCheckpointStore:
         """See :meth:`CheckpointStore.list_checkpoints`."""
         require_key(tenant_id, "tenantId")
         require_optional_key(run_id, "runId")
+        require_optional_key(status, "status")
         cap = require_limit(limit)
         return await self._rows.list(
             tenant_id,
@@ -509,6 +510,7 @@ class SqlDurableChildStore:
         """See :meth:`DurableChildStore.list_children`."""
         require_key(tenant_id, "tenantId")
         require_optional_key(parent_run_id, "parentRunId")
+        require_optional_key(status, "status")
         cap = require_limit(limit)
         return await self._rows.list(
             tenant_id,
