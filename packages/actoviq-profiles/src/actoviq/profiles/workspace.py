@@ -17,7 +17,11 @@ middleware is still contained).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import os
+import secrets
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final, Literal, TypeAlias
@@ -46,6 +50,7 @@ __all__ = [
     "WorkspaceRegistry",
     "workspace_boundary_middleware",
     "workspace_tools",
+    "write_workspace_file",
 ]
 
 WorkspaceAccess: TypeAlias = Literal["read-only", "read-write"]
@@ -197,14 +202,98 @@ def _read(root: Path, path: Path, max_bytes: int) -> JsonObject:
     return {"content": data.decode("utf-8", errors="replace"), "bytes": len(data)}
 
 
-def _write(path: Path, content: str) -> int:
-    data = content.encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-    fd = os.open(path, flags, 0o644)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
+def _refuse_write(path: str, reason: str, detail: str) -> WorkspaceBoundaryError:
+    return WorkspaceBoundaryError(
+        f"Cannot write {path!r}: {detail}.", reason=reason, workspace_id=None
+    )
+
+
+def _directory_error(error: OSError, name: str, shown: str) -> Exception:
+    if error.errno in (errno.ELOOP, errno.ENOTDIR):
+        return _refuse_write(shown, "outside", f"{name!r} is not a directory")
+    return error
+
+
+def _open_directory(parent_fd: int, name: str, shown: str) -> int:
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(name, flags, dir_fd=parent_fd)
+    except FileNotFoundError:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, 0o755, dir_fd=parent_fd)
+    except OSError as error:
+        raise _directory_error(error, name, shown) from None
+    try:
+        return os.open(name, flags, dir_fd=parent_fd)
+    except OSError as error:
+        raise _directory_error(error, name, shown) from None
+
+
+def _replace_file(dir_fd: int, name: str, data: bytes, shown: str) -> None:
+    try:
+        info: os.stat_result | None = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        info = None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise _refuse_write(shown, "not-regular", "it is not a regular file")
+    mode = stat.S_IMODE(info.st_mode) if info is not None else 0o644
+    temporary = f".{name}.{secrets.token_hex(6)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(temporary, flags, 0o600, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            os.fchmod(handle.fileno(), mode)
+        os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=dir_fd)
+        raise
+
+
+def write_workspace_file(root: str | os.PathLike[str], path: str, content: str | bytes) -> int:
+    """Create or replace a regular file beneath ``root``, never following a symlink.
+
+    Every directory on the way is opened relative to its parent without following symlinks
+    (missing ones are created), so a directory swapped for a symlink after a
+    :meth:`WorkspaceRegistry.resolve` check cannot redirect the write outside the root. The
+    content goes to a temporary file next to the target, which then replaces the target in one
+    rename: a hard link to a file outside the root is replaced, not written through; a reader
+    never sees a half-written file; an existing file keeps its permission bits.
+
+    Args:
+        root: the workspace root (its real path is used).
+        path: relative to the root; ``..`` and absolute paths are refused.
+        content: text (written as UTF-8) or bytes.
+
+    Returns:
+        The number of bytes written.
+
+    Raises:
+        WorkspaceBoundaryError: ``reason`` is ``invalid`` (empty, absolute, ``..`` or NUL),
+            ``outside`` (a symlink or non-directory on the way) or ``not-regular`` (the target
+            is a directory, FIFO, socket, device or symlink; it is left as it was).
+        OSError: the file system refused the write (permissions, space).
+    """
+    shown = path
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    if not parts or path.startswith("/") or "\x00" in path or ".." in parts:
+        raise _refuse_write(shown, "invalid", "the path must be relative, inside the workspace")
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    directory = os.open(os.path.realpath(root), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for name in parts[:-1]:
+            inner = _open_directory(directory, name, shown)
+            os.close(directory)
+            directory = inner
+        _replace_file(directory, parts[-1], data, shown)
+    finally:
+        os.close(directory)
     return len(data)
+
+
+def _write_resolved(root: Path, real: Path, content: str) -> int:
+    return write_workspace_file(root, os.path.relpath(real, root), content)
 
 
 def _list(root: Path, path: Path) -> list[JsonObject]:
@@ -253,7 +342,8 @@ def workspace_tools(
             content: the complete new file content.
         """
         real = workspaces.resolve(ctx.workspace_id, path, write=True)
-        written = await asyncio.to_thread(_write, real, content)
+        root = workspaces.get(ctx.workspace_id).root
+        written = await asyncio.to_thread(_write_resolved, root, real, content)
         return {"path": path, "bytes": written}
 
     @tool(name="workspace.list", effect="read")
