@@ -15,12 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from actoviq.core import AgentSpec, ToolCallItem, ToolResultItem
+from actoviq.core import ActoviqError, AgentSpec, ToolCallItem, ToolResultItem
 from actoviq.profiles import (
     WorkspaceBoundaryError,
+    WorkspaceRegistry,
     create_profile_runtime,
     default_profile_registry,
 )
+from actoviq.profiles.processes import ProcessSandbox
 from actoviq.providers import ModelRegistry
 from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
 
@@ -106,3 +108,42 @@ def test_a_parent_swapped_for_an_outside_symlink_after_the_check_is_refused(
         write_workspace_file(root, "sub/x.txt", "pwned")
     assert caught.value.code == "PROFILE_WORKSPACE_DENIED"
     assert not (outside / "x.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "code"),
+    [
+        ({"timeout_s": float("nan")}, "PROFILE_LIMIT_INVALID"),
+        ({"timeout_s": -1}, "PROFILE_LIMIT_INVALID"),
+        ({"timeout_s": True}, "PROFILE_LIMIT_INVALID"),
+        ({"max_output_bytes": -5}, "PROFILE_LIMIT_INVALID"),
+        ({"max_output_bytes": 1.5}, "PROFILE_LIMIT_INVALID"),
+        ({"test_command": "pytest -q"}, "PROFILE_DEFINITION_INVALID"),
+        ({"test_command": ()}, "PROFILE_DEFINITION_INVALID"),
+        ({"test_command": ("pytest", "")}, "PROFILE_DEFINITION_INVALID"),
+        ({"bwrap": ""}, "PROFILE_DEFINITION_INVALID"),
+    ],
+)
+def test_process_sandbox_settings_are_checked(options: dict[str, object], code: str) -> None:
+    # Before: every one was accepted (a NaN timeout never fired; a string test command ran
+    # its characters as argv).
+    with pytest.raises(ActoviqError) as caught:
+        ProcessSandbox(**options)  # type: ignore[arg-type]
+    assert caught.value.code == code
+
+
+@pytest.mark.parametrize(
+    "workspaces",
+    [
+        {"a": None},
+        {"a": ("/tmp",)},
+        {"a": "/tmp\x00x"},
+        {"a\x00b": "/tmp"},
+        {"a": 42},
+    ],
+)
+def test_workspace_registrations_are_checked(workspaces: dict[str, object]) -> None:
+    # Before: TypeError, IndexError and ValueError escaped; a NUL id was accepted.
+    with pytest.raises(WorkspaceBoundaryError) as caught:
+        WorkspaceRegistry(workspaces)  # type: ignore[arg-type]
+    assert caught.value.reason == "invalid"

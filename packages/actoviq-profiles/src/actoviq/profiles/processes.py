@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import shutil
 import signal
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Final
 
 from actoviq.core import JsonObject
-from actoviq.profiles.errors import ProfileError
+from actoviq.profiles.errors import ProfileDefinitionError, ProfileError, ProfileLimitError
 from actoviq.profiles.workspace import WorkspaceBoundaryError, WorkspaceRegistry
 from actoviq.runtime import RuntimeTool, ToolExecutionContext, tool
 from actoviq.workflow import bubblewrap_argv
@@ -56,6 +57,12 @@ class ProcessSandbox:
         timeout_s: the longest a command may run.
         max_output_bytes: how much of stdout and of stderr is kept (each).
         test_command: what ``workspace.test`` runs (the model's arguments are appended).
+
+    Raises:
+        ProfileLimitError: ``timeout_s`` not a finite number > 0, or ``max_output_bytes`` not
+            an integer >= 1.
+        ProfileDefinitionError: ``bwrap`` not a path, or ``test_command`` not a non-empty
+            sequence of non-empty strings (a single string is refused, not split).
     """
 
     def __init__(
@@ -66,8 +73,39 @@ class ProcessSandbox:
         max_output_bytes: int = 64 * 1024,
         test_command: Sequence[str] = _DEFAULT_TEST,
     ) -> None:
+        if bwrap is not None and (not isinstance(bwrap, str) or not bwrap or "\x00" in bwrap):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ProfileDefinitionError(f"ProcessSandbox bwrap must be a path; got {bwrap!r}.")
+        if (
+            isinstance(timeout_s, bool)
+            or not isinstance(timeout_s, (int, float))  # pyright: ignore[reportUnnecessaryIsInstance]
+            or not math.isfinite(timeout_s)
+            or timeout_s <= 0
+        ):
+            raise ProfileLimitError(
+                f"ProcessSandbox timeout_s must be a finite number of seconds > 0; got "
+                f"{timeout_s!r}."
+            )
+        if (
+            isinstance(max_output_bytes, bool)
+            or not isinstance(max_output_bytes, int)  # pyright: ignore[reportUnnecessaryIsInstance]
+            or max_output_bytes < 1
+        ):
+            raise ProfileLimitError(
+                f"ProcessSandbox max_output_bytes must be an integer >= 1; got "
+                f"{max_output_bytes!r}."
+            )
+        if isinstance(test_command, (str, bytes)) or not all(
+            isinstance(part, str) and part and "\x00" not in part  # pyright: ignore[reportUnnecessaryIsInstance]
+            for part in test_command
+        ):
+            raise ProfileDefinitionError(
+                "ProcessSandbox test_command must be a sequence of non-empty strings (argv), "
+                f"not {test_command!r}."
+            )
+        if not test_command:
+            raise ProfileDefinitionError("ProcessSandbox test_command must not be empty.")
         self.bwrap = bwrap or shutil.which("bwrap")
-        self.timeout_s = timeout_s
+        self.timeout_s = float(timeout_s)
         self.max_output_bytes = max_output_bytes
         self.test_command = tuple(test_command)
 

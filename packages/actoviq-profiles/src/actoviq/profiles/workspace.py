@@ -106,6 +106,12 @@ class WorkspaceRegistry:
         self._workspaces: dict[str, Workspace] = {}
         for workspace_id, value in dict(workspaces or {}).items():
             if isinstance(value, tuple):
+                if len(value) != 2:
+                    raise WorkspaceBoundaryError(
+                        f'Workspace "{workspace_id}" must be a path or a (path, access) pair.',
+                        reason="invalid",
+                        workspace_id=workspace_id if isinstance(workspace_id, str) else None,  # pyright: ignore[reportUnnecessaryIsInstance]
+                    )
                 self.register(workspace_id, value[0], access=value[1])
             else:
                 self.register(workspace_id, value)
@@ -122,9 +128,22 @@ class WorkspaceRegistry:
         Raises:
             WorkspaceBoundaryError: a blank id, an unknown access mode or a missing root.
         """
-        if not isinstance(workspace_id, str) or not workspace_id.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
+        if (
+            not isinstance(workspace_id, str)  # pyright: ignore[reportUnnecessaryIsInstance]
+            or not workspace_id.strip()
+            or "\x00" in workspace_id
+        ):
             raise WorkspaceBoundaryError(
-                "Workspace id must not be empty.", reason="invalid", workspace_id=None
+                "Workspace id must be a non-empty string without NUL.",
+                reason="invalid",
+                workspace_id=None,
+            )
+        if not isinstance(root, (str, os.PathLike)) or "\x00" in os.fspath(root):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise WorkspaceBoundaryError(
+                f'Workspace "{workspace_id}" root must be a path (str or os.PathLike) without '
+                f"NUL; got {type(root).__name__}.",
+                reason="invalid",
+                workspace_id=workspace_id,
             )
         if access not in ("read-only", "read-write"):
             raise WorkspaceBoundaryError(
