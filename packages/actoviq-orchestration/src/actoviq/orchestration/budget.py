@@ -337,6 +337,10 @@ class InMemoryBudgetLedger:
         cost_usd_used: float = 0.0,
     ) -> None:
         _check_counters(child_runs_started, total_tokens_used, cost_usd_used)
+        if limits is not None and not isinstance(limits, BudgetLimits):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise OrchestrationConfigError(
+                "A budget ledger's limits must be BudgetLimits.", details={"field": "limits"}
+            )
         self._limits = limits if limits is not None else BudgetLimits()
         self._runs = child_runs_started
         self._tokens = total_tokens_used
@@ -401,6 +405,11 @@ class InMemoryBudgetLedger:
         """See :class:`BudgetLedger`."""
         self.claim_child_now(depth)
 
+    def _unclaim(self) -> None:
+        """Give back one claim whose other ledger refused it (a :class:`SubBudgetLedger`)."""
+        with self._lock:
+            self._runs = max(0, self._runs - 1)
+
     def check_reserve(self, tokens: int, cost_usd: float) -> None:
         """Raise what :meth:`reserve` would raise, without holding anything."""
         _check_reservation(tokens, cost_usd)
@@ -427,6 +436,13 @@ class InMemoryBudgetLedger:
             )
             self._hold(reservation)
             return reservation
+
+    def _rekey(self, reservation: BudgetReservation, new_id: str) -> None:
+        """Hold ``reservation`` under ``new_id`` (a :class:`SubBudgetLedger` uses its parent's)."""
+        with self._lock:
+            held = self._reserved.pop(reservation.id, None)
+            if held is not None:
+                self._reserved[new_id] = attrs.evolve(held, id=new_id)
 
     def _hold(self, reservation: BudgetReservation) -> None:
         self._reserved[reservation.id] = reservation
@@ -493,17 +509,31 @@ class SubBudgetLedger:
         return self.snapshot_now()
 
     async def claim_child(self, depth: int) -> None:
-        """See :class:`BudgetLedger` (own limits first, then the parent's)."""
-        self._own.check_child(depth)
-        await self.parent.claim_child(depth)
-        await self._own.claim_child(depth)
+        """See :class:`BudgetLedger` (own limits first, then the parent's).
+
+        The own claim is taken (checked and counted at once) before the parent is asked, and
+        given back when the parent refuses: concurrent claims through a parent that awaits (a
+        durable ledger) can neither pass the own limit together nor leave the parent counting
+        children that never ran.
+        """
+        own = self._own
+        own.claim_child_now(depth)
+        try:
+            await self.parent.claim_child(depth)
+        except BaseException:
+            own._unclaim()  # pyright: ignore[reportPrivateUsage]
+            raise
 
     async def reserve(self, *, tokens: int = 0, cost_usd: float = 0.0) -> BudgetReservation:
-        """See :class:`BudgetLedger`."""
-        self._own.check_reserve(tokens, cost_usd)
-        outer = await self.parent.reserve(tokens=tokens, cost_usd=cost_usd)
-        inner = BudgetReservation(id=outer.id, tokens=tokens, cost_usd=float(cost_usd))
-        self._own._hold(inner)  # pyright: ignore[reportPrivateUsage]
+        """See :class:`BudgetLedger` (held here first, then on the parent; undone if refused)."""
+        own = self._own
+        inner = await own.reserve(tokens=tokens, cost_usd=cost_usd)
+        try:
+            outer = await self.parent.reserve(tokens=tokens, cost_usd=cost_usd)
+        except BaseException:
+            await own.release(inner)
+            raise
+        own._rekey(inner, outer.id)  # pyright: ignore[reportPrivateUsage]
         return outer
 
     async def release(self, reservation: BudgetReservation) -> None:
