@@ -387,7 +387,11 @@ class _Execution:
         """Record a finished node: completed, collected failure, race loser, or raise."""
         if task.cancelled():
             if node_id not in self.raced:
-                raise asyncio.CancelledError()
+                # Only a race cancels a running node here, so the node raised CancelledError
+                # itself: a node failure (typed), not a cancellation of the graph's caller.
+                error = asyncio.CancelledError(f'Workflow node "{node_id}" cancelled itself.')
+                self.controller.abort(error)
+                raise WorkflowNodeExecutionError(node_id, error)
             self.status[node_id] = "cancelled"
         elif (error := task.exception()) is not None:
             node = self.nodes[node_id]
