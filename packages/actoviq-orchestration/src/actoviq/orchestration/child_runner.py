@@ -187,8 +187,12 @@ class ChildRunner:
         context: Any = None,
         metadata: JsonObject | None = None,
     ) -> RunHandle[Any]:
-        """Like :meth:`run_scope`, streamed: the run's :class:`RunHandle`."""
+        """Like :meth:`run_scope`, streamed: the run's :class:`RunHandle`.
+
+        A scope this call had to adopt (made by another tree) is pruned once the run settles.
+        """
         self._check_scope(scope)
+        adopted = scope.run_id not in self.tree
         self.tree.adopt(scope)
         options = run_options(
             scope,
@@ -197,7 +201,16 @@ class ChildRunner:
             metadata=metadata,
             session_history=None,
         )
-        return self.runtime.stream(agent, input, **options)
+        try:
+            handle = self.runtime.stream(agent, input, **options)
+        except BaseException:
+            if adopted:
+                self.tree.complete(scope.run_id)
+            raise
+        if adopted:
+            run_id = scope.run_id
+            handle.add_done_callback(lambda: self.tree.complete(run_id))
+        return handle
 
     # -- children ---------------------------------------------------------------------------------
 

@@ -298,6 +298,12 @@ class RunHandle(Generic[TOutput]):
         """True once the run settled (completed, interrupted, cancelled or failed)."""
         return self._task is not None and self._task.done()
 
+    def add_done_callback(self, callback: Callable[[], object]) -> None:
+        """Call ``callback()`` once the run settles (at once, from the loop, if it has)."""
+        task = self._task
+        assert task is not None, "RunHandle is not attached to a run."
+        task.add_done_callback(lambda _: callback())
+
     def cancel(self, reason: object = None) -> None:
         """Cancel the run (a no-op once it settled); ``reason`` ends up in ``run.cancelled``."""
         if not self.done:
