@@ -26,10 +26,26 @@ def clean_id(value: object, label: str) -> str:
     return value.strip()
 
 
+def _listed(values: object, kind: type[Any], label: str) -> list[Any]:
+    """``values`` as a list of ``kind`` (a string, a non-iterable or a foreign element refused)."""
+    if isinstance(values, str | bytes | Mapping):
+        raise WorkflowGraphError(f"Workflow {label} must be a list of {kind.__name__}.")
+    try:
+        listed = list(cast(Iterable[Any], values))
+    except TypeError:
+        raise WorkflowGraphError(f"Workflow {label} must be a list of {kind.__name__}.") from None
+    for value in listed:
+        if not isinstance(value, kind):
+            raise WorkflowGraphError(
+                f"Workflow {label} must be a list of {kind.__name__}, got {type(value).__name__}."
+            )
+    return listed
+
+
 def check_nodes(nodes: Iterable[WorkflowNode]) -> dict[str, WorkflowNode]:
     """The nodes by their stripped id, each checked (one of execute/reduce, known policies)."""
     by_id: dict[str, WorkflowNode] = {}
-    for node in nodes:
+    for node in _listed(nodes, WorkflowNode, "nodes"):
         node_id = clean_id(node.id, "node")
         if node_id in by_id:
             raise WorkflowGraphError(f'Duplicate workflow node "{node_id}".')
@@ -37,6 +53,8 @@ def check_nodes(nodes: Iterable[WorkflowNode]) -> dict[str, WorkflowNode]:
             raise WorkflowGraphError(
                 f'Workflow node "{node_id}" must define exactly one of execute or reduce.'
             )
+        if not callable(node.execute or node.reduce):
+            raise WorkflowGraphError(f'Workflow node "{node_id}" execute/reduce must be callable.')
         if node.activation not in ("all", "any", "first"):
             raise WorkflowGraphError(
                 f'Workflow node "{node_id}" activation must be all, any or first.'
@@ -57,9 +75,13 @@ def check_edges(
     """The edges with stripped ends, checked against ``nodes``, sorted by (source, target)."""
     checked: list[WorkflowEdge] = []
     seen: set[tuple[str, str]] = set()
-    for edge in edges:
+    for edge in _listed(edges, WorkflowEdge, "edges"):
         source = clean_id(edge.source, "edge source")
         target = clean_id(edge.target, "edge target")
+        if edge.when is not None and not callable(edge.when):
+            raise WorkflowGraphError(
+                f'Workflow edge "{source}" -> "{target}" when must be callable.'
+            )
         for end in (source, target):
             if end not in nodes:
                 raise WorkflowGraphError(f'Workflow edge references unknown node "{end}".')

@@ -26,6 +26,7 @@ __all__ = [
     "check_deadline",
     "freeze_object",
     "policy_from_json",
+    "tool_names",
     "within",
 ]
 
@@ -148,14 +149,59 @@ def _roots(value: Iterable[str] | None) -> tuple[str, ...] | None:
             "workspacePolicy.allowedRoots must be a list of paths, not one string.",
             details={"field": "workspace.allowedRoots"},
         )
-    roots = tuple(value)
+    try:
+        roots = tuple(value)
+    except TypeError:
+        raise OrchestrationConfigError(
+            "workspacePolicy.allowedRoots must be a list of paths.",
+            details={"field": "workspace.allowedRoots"},
+        ) from None
     for root in roots:
-        if not _nonblank(root):
+        if not _nonblank(root) or "\x00" in root:
             raise OrchestrationConfigError(
                 "workspacePolicy.allowedRoots entries must be non-empty paths.",
                 details={"field": "workspace.allowedRoots"},
             )
     return roots
+
+
+def _optional_path(attribute: str) -> Any:
+    """An attrs validator: None or a non-blank string without NUL (``attribute`` names it)."""
+
+    def check(_: object, __: object, value: object) -> None:
+        if value is not None and (not _nonblank(value) or "\x00" in cast(str, value)):
+            raise OrchestrationConfigError(
+                f"{attribute} must be a non-empty string without NUL characters.",
+                details={"field": attribute},
+            )
+
+    return check
+
+
+def tool_names(value: object, field: str = "allowedTools") -> frozenset[str] | None:
+    """A frozen set of tool names (None stays None).
+
+    Raises:
+        OrchestrationConfigError: one string, a non-iterable, or a name that is not a string.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str | bytes | Mapping):
+        raise OrchestrationConfigError(
+            "allowed_tools must be a collection of tool names, not one string.",
+            details={"field": field},
+        )
+    try:
+        names = frozenset(cast(Iterable[object], value))
+    except TypeError:
+        raise OrchestrationConfigError(
+            "allowed_tools must be a collection of tool names.", details={"field": field}
+        ) from None
+    if not all(type(name) is str for name in names):
+        raise OrchestrationConfigError(
+            "allowed_tools must hold tool names (strings).", details={"field": field}
+        )
+    return cast(frozenset[str], names)
 
 
 def _access(_: object, __: object, value: object) -> None:
@@ -174,8 +220,10 @@ class WorkspacePolicy:
     restriction. :meth:`effective_roots` resolves them with ``realpath``.
     """
 
-    workspace_id: str | None = None
-    root: str | None = None
+    workspace_id: str | None = attrs.field(
+        default=None, validator=_optional_path("workspace.workspaceId")
+    )
+    root: str | None = attrs.field(default=None, validator=_optional_path("workspace.root"))
     access: WorkspaceAccess = attrs.field(default="read-write", validator=_access)
     allowed_roots: tuple[str, ...] | None = attrs.field(default=None, converter=_roots)
 

@@ -16,8 +16,8 @@ share the runtime, its providers and services, the budget, the permits and the t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Literal
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Literal, cast
 
 import attrs
 
@@ -78,7 +78,17 @@ def agent_workflow_node(
     With ``output="outcome"`` (the reference) the node's output is the
     :class:`~actoviq.orchestration.outcomes.ChildRunOutcome`; with ``"value"`` it is the agent's
     output. The failure policy defaults to the runner's (``fail-fast``).
+
+    Raises:
+        PresetError: ``output`` is neither ``"outcome"`` nor ``"value"``, or ``input`` is not
+            callable.
     """
+    if output not in ("outcome", "value"):
+        raise PresetError(
+            f'agent_workflow_node output must be "outcome" or "value", got {output!r}.'
+        )
+    if not callable(input):
+        raise PresetError("agent_workflow_node input must be a callable of the node context.")
 
     async def execute(ctx: NodeContext) -> Any:
         outcome: ChildRunOutcome = await runner.run(
@@ -96,8 +106,27 @@ def agent_workflow_node(
     return WorkflowNode(id=id, execute=execute)
 
 
+def _nodes_of(values: object, kind: type[Any], label: str) -> list[Any]:
+    """``values`` as a list of ``kind`` (else :class:`PresetError` naming ``label``)."""
+    if isinstance(values, str | bytes | Mapping):
+        raise PresetError(f"Orchestration preset {label} must be a list of {kind.__name__}.")
+    try:
+        listed = list(cast(Iterable[Any], values))
+    except TypeError:
+        raise PresetError(
+            f"Orchestration preset {label} must be a list of {kind.__name__}."
+        ) from None
+    for value in listed:
+        if not isinstance(value, kind):
+            raise PresetError(
+                f"Orchestration preset {label} must be a list of {kind.__name__}, "
+                f"got {type(value).__name__}."
+            )
+    return listed
+
+
 def _members(members: Sequence[WorkflowNode]) -> list[WorkflowNode]:
-    listed = list(members)
+    listed: list[WorkflowNode] = _nodes_of(members, WorkflowNode, "members")
     if not listed:
         raise PresetError("Parallel orchestration preset requires a member.")
     return listed
@@ -135,7 +164,7 @@ def reviewer_preset(
     author: WorkflowNode, reviewers: Sequence[WorkflowNode], reducer: WorkflowNode
 ) -> WorkflowGraph:
     """The author, then the reviewers in parallel, then ``reducer`` (zero reviewers is valid)."""
-    listed = list(reviewers)
+    listed: list[WorkflowNode] = _nodes_of(reviewers, WorkflowNode, "reviewers")
     edges = [WorkflowEdge(source=author.id, target=reviewer.id) for reviewer in listed]
     edges += [WorkflowEdge(source=reviewer.id, target=reducer.id) for reviewer in listed]
     edges.append(WorkflowEdge(source=author.id, target=reducer.id))
@@ -147,7 +176,12 @@ def router_preset(
     routes: Sequence[RouterRoute],
     reducer: WorkflowNode | None = None,
 ) -> WorkflowGraph:
-    """``router``, then each route whose ``when`` holds; an optional ``any`` reducer joins them."""
+    """``router``, then each route whose ``when`` holds; an optional ``any`` reducer joins them.
+
+    Raises:
+        PresetError: ``routes`` is not a list of :class:`RouterRoute`.
+    """
+    routes = _nodes_of(routes, RouterRoute, "routes")
     nodes = [router, *(route.node for route in routes)]
     edges = [
         WorkflowEdge(source=router.id, target=route.node.id, when=route.when) for route in routes
@@ -172,6 +206,7 @@ def swarm_preset(
     """
     listed = _members(agents)
     nodes = list(listed)
+    routes = _nodes_of(routes, WorkflowEdge, "routes")
     edges = list(routes)
     if reducer is not None:
         sources = {route.source.strip() for route in routes}

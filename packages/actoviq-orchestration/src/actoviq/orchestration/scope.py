@@ -34,6 +34,7 @@ from actoviq.orchestration.policies import (
     WorkspacePolicy,
     check_deadline,
     freeze_object,
+    tool_names,
     within,
 )
 from actoviq.runtime import FrozenJson, RuntimeServices, thaw_json
@@ -154,14 +155,30 @@ def child_scope(
 
 
 def _tools(value: Iterable[str] | None) -> frozenset[str] | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
+    return tool_names(value)
+
+
+def _narrow_roots(value: Iterable[str] | None) -> tuple[str, ...] | None:
+    return None if value is None else WorkspacePolicy(allowed_roots=value).allowed_roots
+
+
+def _root(_: object, __: object, value: object) -> None:
+    if value is not None:
+        WorkspacePolicy(root=cast(str, value))  # the same check as a policy's root
+
+
+def _limits(_: object, __: object, value: object) -> None:
+    if value is not None and not isinstance(value, BudgetLimits):
         raise OrchestrationConfigError(
-            "allowed_tools must be a collection of tool names, not one string.",
-            details={"field": "allowedTools"},
+            "ScopeNarrowing budget must be BudgetLimits.", details={"field": "budget"}
         )
-    return frozenset(value)
+
+
+def _narrow_metadata(_: object, __: object, value: object) -> None:
+    if value is not None and not isinstance(value, Mapping):
+        raise OrchestrationConfigError(
+            "ScopeNarrowing metadata must be a JSON object.", details={"field": "metadata"}
+        )
 
 
 @attrs.frozen(kw_only=True, slots=True)
@@ -180,14 +197,11 @@ class ScopeNarrowing:
 
     deadline: float | None = None
     access: WorkspaceAccess | None = None
-    root: str | None = None
-    allowed_roots: tuple[str, ...] | None = attrs.field(
-        default=None,
-        converter=lambda value: None if value is None else tuple(value),  # pyright: ignore[reportUnknownLambdaType]
-    )
+    root: str | None = attrs.field(default=None, validator=_root)
+    allowed_roots: tuple[str, ...] | None = attrs.field(default=None, converter=_narrow_roots)
     allowed_tools: frozenset[str] | None = attrs.field(default=None, converter=_tools)
-    budget: BudgetLimits | None = None
-    metadata: JsonObject | None = None
+    budget: BudgetLimits | None = attrs.field(default=None, validator=_limits)
+    metadata: JsonObject | None = attrs.field(default=None, validator=_narrow_metadata)
 
 
 def _widening(message: str, field: str, **details: Any) -> ScopeWideningError:

@@ -46,6 +46,7 @@ from actoviq.orchestration.policies import (
     WorkspacePolicy,
     check_deadline,
     freeze_object,
+    tool_names,
 )
 from actoviq.orchestration.scope import (
     OrchestrationScope,
@@ -155,6 +156,14 @@ def _boundary(
     return True
 
 
+def _check_run_id(run_id: object) -> None:
+    if type(run_id) is not str or not run_id.strip() or "\x00" in run_id:
+        raise OrchestrationConfigError(
+            "A run id must be a non-empty string without NUL characters.",
+            details={"field": "runId"},
+        )
+
+
 class RunTree:
     """The run tree of one orchestration (the reference ``RunTreeController``).
 
@@ -207,10 +216,10 @@ class RunTree:
             RunTreeConflictError: ``run_id`` is already in the tree ("already contains").
         """
         run_id = run_id if run_id is not None else self.new_run_id()
+        _check_run_id(run_id)
         deadline = check_deadline(deadline)
         frozen = freeze_object(metadata, "metadata")
-        if isinstance(allowed_tools, str):
-            raise OrchestrationConfigError("allowed_tools must be a collection of tool names.")
+        tools = tool_names(allowed_tools)
         if run_id in self._nodes:
             raise RunTreeConflictError(f'Run tree already contains "{run_id}".')
         if trace is not None and trace.run_id != run_id:
@@ -224,7 +233,7 @@ class RunTree:
             security_policy=security_policy or SecurityPolicyRef(),
             tenant_session=tenant_session or TenantSessionNamespace(),
             workspace_policy=workspace_policy or WorkspacePolicy(),
-            allowed_tools=None if allowed_tools is None else frozenset(allowed_tools),
+            allowed_tools=tools,
             budget=budget if budget is not None else InMemoryBudgetLedger(),
             concurrency=concurrency if concurrency is not None else ConcurrencyController(),
             services=services,
@@ -258,7 +267,10 @@ class RunTree:
                 ("already contains child").
             ScopeWideningError: ``narrow`` would loosen the parent (§8.2-18).
         """
-        child_run_id = child_run_id if child_run_id is not None else self.new_run_id()
+        if child_run_id is None:
+            child_run_id = self.new_run_id()
+        elif type(child_run_id) is not str or not child_run_id.strip() or "\x00" in child_run_id:
+            _check_run_id(child_run_id)
         nodes = self._nodes
         parent_run_id = parent.run_id
         parent_node = nodes.get(parent_run_id)
