@@ -12,7 +12,7 @@ never starts a tool. Finally the results are appended to the transcript in call 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import attrs
@@ -386,12 +386,31 @@ class ToolTurnState:
         ex = self.ex
         results = [p.result for p in ex.pending if p.result is not None]
         if ex.resumed:
-            present = {item.call_id for item in ex.transcript if isinstance(item, ToolResultItem)}
+            present = _answered(ex.transcript, {item.call_id for item in results})
             results = [item for item in results if item.call_id not in present]
         ex.generated.extend(results)
         ex.transcript.extend(results)
         ex.pending = []
         ex.interruptions = []
+
+
+def _answered(transcript: Sequence[object], call_ids: set[str]) -> set[str]:
+    """The ``call_ids`` whose latest call already has its result in ``transcript``.
+
+    Read backwards: a result met before its call answers that call; once the call is met, an
+    older result with the same id answered an earlier turn (a model that reuses call ids),
+    not this one.
+    """
+    answered: set[str] = set()
+    open_ids = set(call_ids)
+    for item in reversed(transcript):
+        if not open_ids:
+            break
+        if isinstance(item, ToolResultItem) and item.call_id in open_ids:
+            answered.add(item.call_id)
+        elif isinstance(item, ToolCallItem) and item.id in open_ids:
+            open_ids.discard(item.id)
+    return answered
 
 
 def commit(pending: PendingTool, result: ToolResultItem) -> PendingTool:
