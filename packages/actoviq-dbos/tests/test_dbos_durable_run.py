@@ -5,10 +5,11 @@ and reconciliations as durable waits, and the configuration errors."""
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import pytest_asyncio
@@ -23,6 +24,7 @@ from dbos_harness import (
     system_url,
 )
 
+from actoviq.core import ToolCallItem, ToolResultItem
 from actoviq.dbos import (
     MODEL_STEP_NAME,
     PENDING_EVENT_KEY,
@@ -39,6 +41,8 @@ from actoviq.dbos import (
     reject,
     retrieve_run,
 )
+from actoviq.providers import ModelRequest
+from actoviq.providers.testing import ScriptedProvider, ScriptedTurn
 from actoviq.runtime import tool
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -243,3 +247,38 @@ async def test_run_events_stream_durably_in_order(dbos_sqlite: None, files: Path
     assert types[-1] == "run.completed"
     assert "tool.completed" in types
     assert later == events[3:]
+
+
+async def test_a_call_id_the_model_reuses_in_a_later_turn_gets_its_own_decision(
+    dbos_sqlite: None, files: Path
+) -> None:
+    def answer(request: ModelRequest) -> ScriptedTurn:
+        results = [item for item in request.input if isinstance(item, ToolResultItem)]
+        if len(results) < 2:  # the same call id twice, as some models number their calls
+            call = ToolCallItem(id="call-1", name="charge", input={"amount": 7 + len(results)})
+            return ScriptedTurn(tool_calls=[call])
+        return ScriptedTurn(text=json.dumps([result.output for result in results]))
+
+    runtime = DbosRuntime(
+        name=f"rt-{uuid.uuid4().hex[:8]}",
+        models=[ScriptedProvider([answer], repeat_last=True)],
+        tools=[_side_effect(files, approval=True)],
+        agents=[agent()],
+    )
+    async with runtime:
+        run_id = f"run-{uuid.uuid4().hex}"
+        started = await runtime.start(agent(), "charge twice", run_id=run_id)
+        await approve(run_id, "call-1", timeout_seconds=10)
+        await approve(run_id, "call-1", timeout_seconds=10)  # the first wait's again: stored once
+        for _ in range(200):  # the second wait on the same call id is published
+            waiting: Any = await DBOS.get_event_async(run_id, PENDING_EVENT_KEY, timeout_seconds=0)
+            if isinstance(waiting, dict):
+                published = cast(dict[str, Any], waiting)
+                if published.get("wait") == 2 and published["interruptions"]:
+                    break
+            await asyncio.sleep(0.05)
+        await approve(run_id, "call-1", timeout_seconds=10)
+        result = await asyncio.wait_for(started.result(), 30)
+    assert result.status == "completed"
+    assert json.loads(result.output) == ["receipt-7", "receipt-8"]
+    assert lines(files / "effects") == ["7", "8"]

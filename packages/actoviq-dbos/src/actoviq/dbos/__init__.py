@@ -29,6 +29,7 @@ from actoviq.dbos.names import (
     PENDING_EVENT_KEY,
     RUN_WORKFLOW_NAME,
     WAITING_EVENT_PREFIX,
+    decision_key,
     decision_topic,
     waiting_event_key,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "approve",
     "dbos_engine",
     "decide",
+    "decision_key",
     "decision_topic",
     "durable_models",
     "durable_run",

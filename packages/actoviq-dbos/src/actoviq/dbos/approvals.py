@@ -17,7 +17,12 @@ from typing import Any, cast
 
 from actoviq.core import Interruption, JsonObject, JsonValue, from_json, to_json
 from actoviq.dbos.errors import DurableDecisionError
-from actoviq.dbos.names import PENDING_EVENT_KEY, decision_topic, waiting_event_key
+from actoviq.dbos.names import (
+    PENDING_EVENT_KEY,
+    decision_key,
+    decision_topic,
+    waiting_event_key,
+)
 from dbos import DBOS, DBOSClient
 
 __all__ = ["approve", "decide", "pending", "reject"]
@@ -96,11 +101,16 @@ async def decide(
         message["output"] = output
     if metadata is not None:
         message["metadata"] = cast(JsonValue, to_json(metadata))
-    topic = decision_topic(interruption.id)
+    # The wait the event belongs to: a call id reused in a later turn is a new wait, with its
+    # own topic and idempotency key (else its decision is deduplicated away as the first's).
+    raw_wait = cast(dict[str, Any], data).get("wait", 1)
+    wait = raw_wait if type(raw_wait) is int and raw_wait >= 1 else 1
+    topic = decision_topic(interruption.id, wait)
+    key = decision_key(interruption.id, wait)
     if client is not None:
-        await client.send_async(run_id, message, topic, idempotency_key=interruption.id)
+        await client.send_async(run_id, message, topic, idempotency_key=key)
     else:
-        await DBOS.send_async(run_id, message, topic, idempotency_key=interruption.id)
+        await DBOS.send_async(run_id, message, topic, idempotency_key=key)
     return interruption
 
 

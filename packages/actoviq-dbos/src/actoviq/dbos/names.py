@@ -14,6 +14,7 @@ __all__ = [
     "PENDING_EVENT_KEY",
     "RUN_WORKFLOW_NAME",
     "WAITING_EVENT_PREFIX",
+    "decision_key",
     "decision_topic",
     "waiting_event_key",
 ]
@@ -30,9 +31,20 @@ EVENTS_STREAM_KEY: Final = "actoviq.events"
 """The DBOS stream a durable run writes its run events to (wire JSON envelopes)."""
 
 
-def decision_topic(interruption_id: str) -> str:
-    """The message topic of one interruption: each waits on its own (a duplicate is never read)."""
-    return f"{DECISION_TOPIC_PREFIX}{interruption_id}"
+def decision_topic(interruption_id: str, wait: int = 1) -> str:
+    """The message topic of one interruption: each waits on its own (a duplicate is never read).
+
+    ``wait`` counts the run's waits: a call id a model reuses in a later turn gives the same
+    interruption id again, and its later wait gets a topic of its own (``#<wait>``), so no
+    decision meant for an earlier wait is read there.
+    """
+    topic = f"{DECISION_TOPIC_PREFIX}{interruption_id}"
+    return topic if wait == 1 else f"{topic}#{wait}"
+
+
+def decision_key(interruption_id: str, wait: int = 1) -> str:
+    """The DBOS idempotency key of a decision: one stored decision per interruption and wait."""
+    return interruption_id if wait == 1 else f"{interruption_id}#{wait}"
 
 
 def waiting_event_key(call_id: str) -> str:

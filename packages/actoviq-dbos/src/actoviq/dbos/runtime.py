@@ -276,7 +276,7 @@ class DbosRuntime:
             if interruption.call_id is not None:
                 await DBOS.set_event_async(
                     waiting_event_key(interruption.call_id),
-                    {"interruption": to_json(interruption), "open": True},
+                    {"interruption": to_json(interruption), "open": True, "wait": wait},
                 )
         await DBOS.set_event_async(
             PENDING_EVENT_KEY,
@@ -284,17 +284,17 @@ class DbosRuntime:
         )
         decisions: list[InterruptionDecision] = []
         for interruption in interruptions:
-            decisions.append(await self._decision(interruption))
+            decisions.append(await self._decision(interruption, wait))
             if interruption.call_id is not None:
                 await DBOS.set_event_async(
                     waiting_event_key(interruption.call_id),
-                    {"interruption": to_json(interruption), "open": False},
+                    {"interruption": to_json(interruption), "open": False, "wait": wait},
                 )
         await DBOS.set_event_async(PENDING_EVENT_KEY, {"wait": wait, "interruptions": []})
         return decisions
 
-    async def _decision(self, interruption: Interruption) -> InterruptionDecision:
-        topic = decision_topic(interruption.id)
+    async def _decision(self, interruption: Interruption, wait: int) -> InterruptionDecision:
+        topic = decision_topic(interruption.id, wait)
         while True:
             message = await DBOS.recv_async(topic, timeout_seconds=self.decision_timeout_seconds)
             if message is None:
