@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection
 
 from actoviq.storage.sqlite._tables import durable_children as C
 
-__all__ = ["child_cas", "child_exists", "child_insert", "child_row"]
+__all__ = ["CHECKED_COLUMNS", "child_cas", "child_exists", "child_insert", "child_row"]
 
 _TABLE = "storage_v2_durable_children"
 _VALUE_COLUMNS = (
@@ -33,8 +33,21 @@ _VALUE_COLUMNS = (
     "created_at",
     "updated_at",
 )
+CHECKED_COLUMNS = (
+    "parent_run_id",
+    "status",
+    "lease_owner",
+    "lease_expires_at",
+    "heartbeat_at",
+    "created_at",
+    "updated_at",
+)
+"""The indexed columns a read checks against the record they index (besides the revision)."""
 _EXISTS = f"SELECT revision FROM {_TABLE} WHERE tenant_id = ? AND child_id = ?"
-_ROW = f"SELECT tenant_id, record_json, revision FROM {_TABLE} WHERE tenant_id = ? AND child_id = ?"
+_ROW = (
+    f"SELECT tenant_id, record_json, revision, child_id, {', '.join(CHECKED_COLUMNS)} "
+    f"FROM {_TABLE} WHERE tenant_id = ? AND child_id = ?"
+)
 _INSERT = (
     f"INSERT INTO {_TABLE} (tenant_id, child_id, {', '.join(_VALUE_COLUMNS)}) "
     f"VALUES ({', '.join('?' * (len(_VALUE_COLUMNS) + 2))})"
@@ -88,15 +101,16 @@ def child_cas(
     return changed.rowcount == 1
 
 
-def child_row(conn: Any, tenant_id: str, child_id: str) -> tuple[Any, Any, Any] | None:
-    """``(tenant_id, record_json, revision)`` of the child, or None."""
+def child_row(conn: Any, tenant_id: str, child_id: str) -> tuple[Any, ...] | None:
+    """``(tenant_id, record_json, revision, child_id, *CHECKED_COLUMNS)`` of the child, or None."""
     if isinstance(conn, sqlite3.Connection):
         found = conn.execute(_ROW, (tenant_id, child_id)).fetchone()
-        return None if found is None else (found[0], found[1], found[2])
+        return None if found is None else tuple(found)
     core: Connection = conn
+    columns = [C.c[name] for name in CHECKED_COLUMNS]
     row = core.execute(
-        select(C.c.tenant_id, C.c.record_json, C.c.revision).where(
+        select(C.c.tenant_id, C.c.record_json, C.c.revision, C.c.child_id, *columns).where(
             C.c.tenant_id == tenant_id, C.c.child_id == child_id
         )
     ).first()
-    return None if row is None else (row[0], row[1], row[2])
+    return None if row is None else tuple(row)

@@ -45,6 +45,7 @@ from actoviq.runtime.stores.validation import (
     require_sha256,
 )
 from actoviq.storage.sqlite._children_sql import (
+    CHECKED_COLUMNS,
     child_cas,
     child_exists,
     child_insert,
@@ -405,27 +406,42 @@ def _child_resource(tenant_id: str, child_id: str) -> str:
     return f"durable child {tenant_id}/{child_id}"
 
 
-def _decode_child(tenant_id: object, record_json: object, revision: object) -> DurableChildRow:
+def _decode_child(
+    tenant_id: object, record_json: object, revision: object, child_id: object, *checked: object
+) -> DurableChildRow:
+    """The row's record, checked against the columns that index it (fail closed).
+
+    A record whose ``childId``, ``status``, lease or stamps differ from the row's columns was
+    written behind the store's back: the queries by those columns (lists, recovery) would
+    disagree with what a read returns.
+    """
     decoded = child_columns(
         stored_text(tenant_id, "tenant_id"), decode_json_object(record_json, "record_json")
     )
     if decoded.revision != stored_int(revision, "revision"):
         raise StorageDataError(f"Durable child {decoded.child_id} revision does not match storage.")
+    values = _child_values(decoded, with_record=False)
+    if decoded.child_id != child_id or any(
+        values[name] != stored for name, stored in zip(CHECKED_COLUMNS, checked, strict=True)
+    ):
+        raise StorageDataError(f"Durable child {decoded.child_id} does not match its row.")
     return decoded
 
 
-def _child_values(row: DurableChildRow) -> dict[str, Any]:
-    return {
+def _child_values(row: DurableChildRow, *, with_record: bool = True) -> dict[str, Any]:
+    values: dict[str, Any] = {
         "parent_run_id": row.parent_run_id,
         "revision": row.revision,
         "status": row.status,
         "lease_owner": row.lease_owner,
         "lease_expires_at": row.lease_expires_at,
         "heartbeat_at": row.heartbeat_at,
-        "record_json": dump_json(row.record),
         "created_at": row.created_at,
         "updated_at": row.updated_at,
     }
+    if with_record:
+        values["record_json"] = dump_json(row.record)
+    return values
 
 
 class SqlDurableChildStore:
@@ -474,7 +490,13 @@ class SqlDurableChildStore:
 
     @staticmethod
     def _decode(row: Row[Any]) -> DurableChildRow:
-        return _decode_child(row.tenant_id, row.record_json, row.revision)
+        return _decode_child(
+            row.tenant_id,
+            row.record_json,
+            row.revision,
+            row.child_id,
+            *(row._mapping[name] for name in CHECKED_COLUMNS),  # pyright: ignore[reportPrivateUsage]
+        )
 
     async def get(self, *, tenant_id: str, child_id: str) -> DurableChildRow | None:
         """See :meth:`DurableChildStore.get`."""
