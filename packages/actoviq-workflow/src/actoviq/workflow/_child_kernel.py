@@ -10,7 +10,8 @@ to the bootstrap program (it is also importable, for its own tests). Standard li
 
 Order (``apply_kernel_layers``): private mount namespace with the workspace and interpreter made
 reachable (only when a root host drops privileges and their parent directories are closed to the
-sandbox uid), then setgroups/setresgid/setresuid, ``PR_SET_NO_NEW_PRIVS``, Landlock, seccomp.
+sandbox uid), then setgroups/setresgid/setresuid, the workspace as cwd (``enter``, as the sandbox
+uid), ``PR_SET_NO_NEW_PRIVS``, Landlock, seccomp.
 """
 # pyright: reportUnknownMemberType=false, reportUnknownVariableType=false
 # pyright: reportUnknownArgumentType=false, reportMissingParameterType=false
@@ -140,6 +141,13 @@ def apply_kernel_layers(spec):
     drop = spec.get("drop")
     if drop:
         drop_privileges(drop[0], drop[1])
+    enter = spec.get("enter")
+    if enter:
+        # Entered as the sandbox uid: the workspace is lent to it and may be closed to others
+        # (0700), and bubblewrap's namespace root has no capability to bypass that.
+        os.chdir(enter)
+        if "PWD" in os.environ:
+            os.environ["PWD"] = enter
     set_no_new_privs()
     landlock_fd = spec.get("landlockFd")
     if landlock_fd is not None:

@@ -185,7 +185,8 @@ def child_kernel_spec(
         inside_uid: the ``(uid, gid)`` the child switches to when it differs from the sandbox
             ids in the host's view (bubblewrap's user namespace maps it).
         isolate_mounts: plan a private mount namespace when paths are closed to the uid (the
-            local executor; bubblewrap builds its own file system view).
+            local executor; bubblewrap builds its own file system view). Without it the child
+            enters the workspace only after switching to the sandbox uid (``enter``).
         load_seccomp: the child loads the filter itself (bubblewrap loads it with ``--seccomp``).
 
     Raises:
@@ -207,6 +208,8 @@ def child_kernel_spec(
                 plan = mount_plan([workspace, prefix], uid, gid)
                 if plan.hide:
                     spec["mounts"] = {"hide": list(plan.hide), "binds": list(plan.binds)}
+            else:
+                spec["enter"] = workspace  # bubblewrap starts the child in /
             spec["drop"] = list(inside_uid or layers.drop)
         if layers.landlock_abi:
             with build_ruleset(

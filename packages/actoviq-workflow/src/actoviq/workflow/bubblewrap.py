@@ -12,7 +12,8 @@ The same child program and protocol as the local executor, started inside ``bwra
   ``PR_SET_NO_NEW_PRIVS``, an empty environment, ``--die-with-parent``;
 * a read-only root with ``/usr``, the system library directories and the interpreter prefix
   read-only, a fresh ``/proc``, a read-only minimal ``/dev`` (``/dev/shm`` is an empty read-only
-  directory), and the workspace as the only writable mount, at its own realpath (the cwd);
+  directory), and the workspace as the only writable mount, at its own realpath (the cwd; a
+  root host's child enters it after switching to the sandbox uid);
 * inside, the child also enters the Landlock domain of the local executor and keeps its rlimits
   and audit hook.
 
@@ -123,7 +124,9 @@ def bubblewrap_argv(
         "--remount-ro",
         "/",
         "--chdir",
-        workspace,
+        # With a prepared namespace bwrap is its root without capabilities: a workspace lent to
+        # the sandbox uid with mode 0700 is closed to it. The child enters it after the switch.
+        "/" if userns_fd is not None else workspace,
         "--",
         *command,
     ]

@@ -1,0 +1,43 @@
+"""An attacker's review of the executors' promises: cases the first attack suites missed.
+
+Each test here failed before the fix it guards (see the package CHANGELOG): a workspace closed
+to other users (``tempfile.mkdtemp``'s 0700) under bubblewrap, a host descriptor reaching the
+script, and script exceptions that break the executor's own error reporting.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from actoviq.workflow import (
+    ProcessWorkflowExecutorBase,
+    UntrustedWorkflowRequest,
+    read_workspace_file,
+)
+
+
+def untrusted(source: str, workspace: Path) -> UntrustedWorkflowRequest:
+    return UntrustedWorkflowRequest(source=source, workspace_dir=str(workspace))
+
+
+async def test_a_workspace_closed_to_other_users_runs(
+    executor: ProcessWorkflowExecutorBase, workspace: Path
+) -> None:
+    # tempfile.mkdtemp() makes 0700 directories. A root host lends the workspace to the sandbox
+    # uid; bubblewrap (the namespace's root, without capabilities) could not chdir into it and
+    # every run failed with "bwrap: Can't chdir ...: Permission denied" (a protocol error).
+    os.chmod(workspace, 0o700)
+    before = os.stat(workspace)
+    source = (
+        "import os\ndef main(context):\n"
+        "    with open('out.txt', 'w') as handle:\n        handle.write('written')\n"
+        "    return os.getcwd()\n"
+    )
+    result = await executor.execute(untrusted(source, workspace))
+    assert result.value == str(workspace.resolve())  # noqa: ASYNC240
+    assert read_workspace_file(workspace, "out.txt") == b"written"
+    after = os.stat(workspace)  # given back as it was
+    assert (after.st_uid, after.st_gid) == (before.st_uid, before.st_gid)
+    assert stat.S_IMODE(after.st_mode) == 0o700
