@@ -41,3 +41,34 @@ async def test_a_workspace_closed_to_other_users_runs(
     after = os.stat(workspace)  # given back as it was
     assert (after.st_uid, after.st_gid) == (before.st_uid, before.st_gid)
     assert stat.S_IMODE(after.st_mode) == 0o700
+
+
+LIST_DESCRIPTORS = """
+import os
+def main(context):
+    found = {}
+    for fd in range(3, 256):
+        try:
+            found[str(fd)] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            pass
+    return found
+"""
+
+
+async def test_no_host_descriptor_reaches_the_script(
+    executor: ProcessWorkflowExecutorBase, workspace: Path, outside: Path
+) -> None:
+    # Only the protocol pipes and what the child's own event loop opened may be open: before the
+    # fix the bubblewrap child kept the host's user-namespace descriptor (``user:[...]``).
+    leaky = os.open(outside / "secret.txt", os.O_RDONLY)
+    os.set_inheritable(leaky, True)  # a careless host library
+    try:
+        result = await executor.execute(untrusted(LIST_DESCRIPTORS, workspace))
+    finally:
+        os.close(leaky)
+    assert isinstance(result.value, dict)
+    targets = [str(target) for target in result.value.values()]
+    assert targets
+    for target in targets:
+        assert target.startswith(("pipe:", "socket:", "anon_inode:")), target

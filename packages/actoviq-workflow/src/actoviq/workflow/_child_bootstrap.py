@@ -51,6 +51,9 @@ def _bootstrap() -> None:
             sys.stderr.write(f"workflow sandbox setup failed: {error}\n")
             sys.stderr.flush()
             os._exit(4)
+    # Nothing the host passed for the setup (bubblewrap's user namespace descriptor, ...) stays
+    # open for the script: only stdin, stdout and stderr survive (close_range).
+    os.closerange(3, 2**31 - 1)
 
     # 1b. rlimits (soft = hard; CPU gets one second of grace so SIGXCPU arrives before SIGKILL).
     # After the uid switch: a low RLIMIT_NPROC in force at setuid time would make the kernel
