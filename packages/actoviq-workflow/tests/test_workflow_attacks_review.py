@@ -7,13 +7,19 @@ script, and script exceptions that break the executor's own error reporting.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from actoviq.workflow import (
     ProcessWorkflowExecutorBase,
+    TrustedInProcessWorkflowExecutor,
+    TrustedWorkflowRequest,
     UntrustedWorkflowRequest,
+    WorkflowExecutionError,
     read_workspace_file,
 )
 
@@ -72,3 +78,69 @@ async def test_no_host_descriptor_reaches_the_script(
     assert targets
     for target in targets:
         assert target.startswith(("pipe:", "socket:", "anon_inode:")), target
+
+
+UNPRINTABLE = {
+    "str-raises": (
+        "class Hostile(Exception):\n"
+        "    def __str__(self):\n        raise ValueError('no')\n"
+        "def main(context):\n    raise Hostile()\n"
+    ),
+    "cause-raises": (
+        "class Hostile(BaseException):\n"
+        "    @property\n    def __cause__(self):\n        raise RuntimeError('no')\n"
+        "def main(context):\n    raise Hostile()\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNPRINTABLE))
+async def test_an_exception_that_breaks_its_own_description_is_typed(
+    executor: ProcessWorkflowExecutorBase, workspace: Path, case: str
+) -> None:
+    # It used to crash the child's error report: a protocol error with a traceback instead of
+    # the script's failure.
+    with pytest.raises(WorkflowExecutionError) as caught:
+        await executor.execute(untrusted(UNPRINTABLE[case], workspace))
+    assert caught.value.code == "WORKFLOW_EXECUTION_FAILED"
+    assert "Hostile" in caught.value.message
+
+
+TRUSTED_FAILURES = {
+    "str-raises": UNPRINTABLE["str-raises"],
+    "sys-exit": "import sys\ndef main(context):\n    sys.exit(3)\n",
+    "generator-exit": "def main(context):\n    raise GeneratorExit\n",
+    "own-cancelled-error": (
+        "import asyncio\nasync def main(context):\n    raise asyncio.CancelledError()\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TRUSTED_FAILURES))
+async def test_trusted_script_failures_stay_typed(case: str) -> None:
+    # Before: a hostile __str__ escaped as ValueError, sys.exit() raised SystemExit into the
+    # host, and a script's own CancelledError looked like a cancellation of the caller.
+    async with TrustedInProcessWorkflowExecutor() as executor:
+        with pytest.raises(WorkflowExecutionError) as caught:
+            await executor.execute(TrustedWorkflowRequest(source=TRUSTED_FAILURES[case]))
+    assert caught.value.code == "WORKFLOW_EXECUTION_FAILED"
+
+
+async def test_cancelling_a_trusted_run_still_cancels_the_caller() -> None:
+    started = asyncio.Event()
+
+    async def ready(_value: object, _context: object) -> None:
+        started.set()
+
+    source = (
+        "import asyncio\nasync def main(context):\n"
+        "    await context['capabilities']['ready']()\n    await asyncio.sleep(60)\n"
+    )
+    async with TrustedInProcessWorkflowExecutor(capabilities={"ready": ready}) as executor:
+        task = asyncio.create_task(
+            executor.execute(TrustedWorkflowRequest(source=source, capabilities=["ready"]))
+        )
+        await asyncio.wait_for(started.wait(), 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task

@@ -385,6 +385,21 @@ ROWS: dict[str, Row] = {
         KERNEL,
         KERNEL,
     ),
+    # kernel interfaces that reach beyond the process (x86-64 numbers): io_uring_setup,
+    # perf_event_open, userfaultfd, keyctl, bpf, fanotify_init; each must be refused (EPERM)
+    "kernel-interfaces": Row(
+        CTYPES + "import errno\ndef main(c):\n"
+        "    buf = ctypes.create_string_buffer(256)\n"
+        "    calls = [(425, 8, buf), (298, buf, 0, -1, -1, 0), (323, 0), (250, 0, 0),\n"
+        "             (321, 0, buf, 128), (300, 0, 0)]\n"
+        "    got = [(call[0], libc.syscall(*call), ctypes.get_errno()) for call in calls]\n"
+        "    if all(result == -1 and number == errno.EPERM for _, result, number in got):\n"
+        "        raise OSError(errno.EPERM, 'refused')\n"
+        "    return got\n",
+        HOOK,
+        KERNEL,
+        KERNEL,
+    ),
     "x32-system-call": Row(
         CTYPES + "def main(c):\n    libc.syscall(0x40000000 | 39)\n",
         HOOK,

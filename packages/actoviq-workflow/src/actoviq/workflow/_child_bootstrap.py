@@ -490,58 +490,73 @@ def _bootstrap() -> None:
             else:
                 payload = {"result": outcome}
     except BaseException as error:  # the script may raise anything, SystemExit included
-        denied = None
-        link = error
-        for _ in range(16):
-            if link is None:
-                break
-            if isinstance(link, WorkflowSandboxDenied):
-                denied = link
-                break
-            link = link.__cause__ or link.__context__
-        if denied is not None:
+        try:
+            denied = None
+            link = error
+            try:
+                for _ in range(16):
+                    if link is None:
+                        break
+                    if isinstance(link, WorkflowSandboxDenied):
+                        denied = link
+                        break
+                    link = link.__cause__ or link.__context__
+            except BaseException:  # a script's exception may make even its attributes raise
+                pass
+            if denied is not None:
+                payload = error_payload(
+                    "WORKFLOW_PERMISSION_DENIED",
+                    str(denied),
+                    {"operation": denied.event, "layer": "audit-hook"},
+                )
+            elif isinstance(error, OSError) and error.errno == errno.EFBIG:
+                payload = error_payload(
+                    "WORKFLOW_RESOURCE_LIMIT_EXCEEDED",
+                    "Workflow exceeded its file size limit (EFBIG).",
+                    {"resource": "fileSize"},
+                )
+            elif (
+                isinstance(error, BlockingIOError)
+                and error.errno == errno.EAGAIN
+                and error.filename is None
+            ):
+                payload = error_payload(
+                    "WORKFLOW_RESOURCE_LIMIT_EXCEEDED",
+                    "Workflow hit its process limit (RLIMIT_NPROC: fork/clone failed with EAGAIN).",
+                    {"resource": "processes"},
+                )
+            elif isinstance(error, OSError) and error.errno in kernel_denials:
+                name = errno.errorcode.get(error.errno, str(error.errno))
+                target = error.filename
+                operation = name if target is None else f"{name} {target}"
+                payload = error_payload(
+                    "WORKFLOW_PERMISSION_DENIED",
+                    f"Workflow sandbox denied an operation: {error}",
+                    {"operation": operation, "layer": "kernel"},
+                )
+            elif isinstance(error, MemoryError):
+                payload = error_payload(
+                    "WORKFLOW_RESOURCE_LIMIT_EXCEEDED",
+                    "Workflow exceeded its address-space limit (MemoryError).",
+                    {"resource": "memory"},
+                )
+            elif isinstance(error, (ChildLimitError, CapabilityCallError)) and isinstance(
+                error.code, str
+            ):
+                payload = error_payload(error.code, error)
+            else:
+                try:
+                    text = str(error)
+                except BaseException:
+                    text = "<unprintable exception>"
+                payload = error_payload(
+                    "WORKFLOW_EXECUTION_FAILED", f"{type(error).__name__}: {text}"
+                )
+        except BaseException:  # describing the exception raised again (a hostile __str__, ...)
             payload = error_payload(
-                "WORKFLOW_PERMISSION_DENIED",
-                str(denied),
-                {"operation": denied.event, "layer": "audit-hook"},
+                "WORKFLOW_EXECUTION_FAILED",
+                "Workflow failed with an exception it could not describe.",
             )
-        elif isinstance(error, OSError) and error.errno == errno.EFBIG:
-            payload = error_payload(
-                "WORKFLOW_RESOURCE_LIMIT_EXCEEDED",
-                "Workflow exceeded its file size limit (EFBIG).",
-                {"resource": "fileSize"},
-            )
-        elif (
-            isinstance(error, BlockingIOError)
-            and error.errno == errno.EAGAIN
-            and error.filename is None
-        ):
-            payload = error_payload(
-                "WORKFLOW_RESOURCE_LIMIT_EXCEEDED",
-                "Workflow hit its process limit (RLIMIT_NPROC: fork/clone failed with EAGAIN).",
-                {"resource": "processes"},
-            )
-        elif isinstance(error, OSError) and error.errno in kernel_denials:
-            name = errno.errorcode.get(error.errno, str(error.errno))
-            target = error.filename
-            operation = name if target is None else f"{name} {target}"
-            payload = error_payload(
-                "WORKFLOW_PERMISSION_DENIED",
-                f"Workflow sandbox denied an operation: {error}",
-                {"operation": operation, "layer": "kernel"},
-            )
-        elif isinstance(error, MemoryError):
-            payload = error_payload(
-                "WORKFLOW_RESOURCE_LIMIT_EXCEEDED",
-                "Workflow exceeded its address-space limit (MemoryError).",
-                {"resource": "memory"},
-            )
-        elif isinstance(error, (ChildLimitError, CapabilityCallError)) and isinstance(
-            error.code, str
-        ):
-            payload = error_payload(error.code, error)
-        else:
-            payload = error_payload("WORKFLOW_EXECUTION_FAILED", f"{type(error).__name__}: {error}")
         del error
     try:
         answer(payload)

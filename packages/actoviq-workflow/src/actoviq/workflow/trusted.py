@@ -12,6 +12,7 @@ as timed out only once it returns. Use the local or bubblewrap executor if that 
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType, TracebackType
@@ -180,6 +181,15 @@ class TrustedInProcessWorkflowExecutor:
         await self.aclose()
 
 
+def _describe(error: BaseException) -> str:
+    """``Kind: text`` of the script's exception, even when its ``__str__`` raises."""
+    try:
+        text = str(error)
+    except Exception:
+        text = "<unprintable exception>"
+    return f"{type(error).__name__}: {text}"
+
+
 async def _run_script(source: str, context: dict[str, object]) -> object:
     try:
         namespace: dict[str, object] = {"__name__": "__workflow__"}
@@ -192,6 +202,13 @@ async def _run_script(source: str, context: dict[str, object]) -> object:
             outcome = await outcome
     except WorkflowExecutorError:
         raise
-    except Exception as error:  # the script's own failure, reported typed
-        raise WorkflowExecutionError(f"{type(error).__name__}: {error}", cause=error) from None
+    except asyncio.CancelledError as error:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # a real cancellation (deadline, abort, the caller)
+        # the script raised CancelledError itself: its failure, not a cancellation of the host
+        raise WorkflowExecutionError(_describe(error), cause=error) from None
+    except (Exception, SystemExit, GeneratorExit) as error:
+        # The script's own failure, reported typed; sys.exit() in a script never exits the host.
+        raise WorkflowExecutionError(_describe(error), cause=error) from None
     return outcome
