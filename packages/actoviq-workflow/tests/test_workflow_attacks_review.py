@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from actoviq.workflow import (
     TrustedInProcessWorkflowExecutor,
     TrustedWorkflowRequest,
     UntrustedWorkflowRequest,
+    WorkflowConfigurationError,
     WorkflowExecutionError,
     read_workspace_file,
 )
@@ -144,3 +147,22 @@ async def test_cancelling_a_trusted_run_still_cancels_the_caller() -> None:
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root host lends workspaces")
+async def test_a_workspace_inside_a_system_tree_is_never_lent(
+    executor: ProcessWorkflowExecutorBase,
+) -> None:
+    # /usr/local/bin, /etc/cron.d, ... are system directories although not in the shared list:
+    # lent to the sandbox uid, the script could plant a file that the give-back hands to root.
+    planted = tempfile.mkdtemp(prefix="actoviq-review-", dir="/usr/local/share")
+    try:
+        before = os.stat(planted)
+        source = "def main(context):\n    open('planted', 'w').write('x')\n"
+        with pytest.raises(WorkflowConfigurationError, match="system"):
+            await executor.execute(untrusted(source, Path(planted)))
+        assert os.listdir(planted) == []
+        after = os.stat(planted)
+        assert (after.st_uid, after.st_gid) == (before.st_uid, before.st_gid)
+    finally:
+        shutil.rmtree(planted)

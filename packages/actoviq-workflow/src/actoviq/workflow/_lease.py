@@ -23,7 +23,7 @@ import attrs
 
 from actoviq.workflow.errors import WorkflowConfigurationError
 
-__all__ = ["SHARED_DIRECTORIES", "check_lendable", "lend_workspace"]
+__all__ = ["SHARED_DIRECTORIES", "SYSTEM_TREES", "check_lendable", "lend_workspace"]
 
 
 @attrs.define
@@ -150,14 +150,39 @@ SHARED_DIRECTORIES: Final = (
 )
 """Never lent (nor any directory that contains one of them or the interpreter)."""
 
+SYSTEM_TREES: Final = (
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/proc",
+    "/sbin",
+    "/sys",
+    "/usr",
+)
+"""Nothing beneath these is ever lent: a script could plant a file (``/usr/local/bin/x``,
+``/etc/cron.d/x``) that the give-back then hands to the workspace's owner, root."""
+
 
 def check_lendable(root: str, *, protected: tuple[str, ...] = ()) -> None:
     """Refuse a workspace whose tree holds system or shared directories.
 
     Raises:
-        WorkflowConfigurationError: ``root`` is one of :data:`SHARED_DIRECTORIES`, or contains
-            one of them or a ``protected`` path (the interpreter prefix).
+        WorkflowConfigurationError: ``root`` is one of :data:`SHARED_DIRECTORIES`, lies beneath
+            one of :data:`SYSTEM_TREES`, or contains one of them or a ``protected`` path (the
+            interpreter prefix).
     """
+    for tree in SYSTEM_TREES:
+        if root.startswith(tree + "/"):
+            raise WorkflowConfigurationError(
+                f"workspaceDir {root} is inside the system directory {tree}: a sandbox workspace "
+                "must be a dedicated directory outside the system trees (its whole tree is handed "
+                "to the sandbox user for the run)."
+            )
     prefix = root.rstrip("/") + "/"
     for path in (*SHARED_DIRECTORIES, *protected):
         if path == root or path.startswith(prefix) or root == "/":
