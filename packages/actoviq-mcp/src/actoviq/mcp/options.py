@@ -59,6 +59,7 @@ class McpServerOptions(TypedDict, total=False):
     name: str | None
     mode: Literal["auto", "legacy"] | str
     connect_timeout_ms: float
+    call_timeout_ms: float
     restart: RestartPolicy | None
 
 

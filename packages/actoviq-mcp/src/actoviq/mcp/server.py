@@ -47,6 +47,8 @@ from actoviq.runtime import AgentRuntime, RuntimeServices, RuntimeServicesClosed
 
 __all__ = ["McpServer", "McpServerOptions", "ProgressCallback", "RestartPolicy"]
 _VALIDATION_PREFIXES: Final = ("Invalid structured content", "Invalid schema for tool")
+DEFAULT_CALL_TIMEOUT_MS: Final = 300_000.0
+"""The deadline of a tool call whose caller sets none (five minutes)."""
 
 
 class McpServer:
@@ -63,6 +65,9 @@ class McpServer:
         mode: ``"auto"`` (negotiate the newest protocol the server speaks) or ``"legacy"``
             (the ``initialize`` handshake); passed to the SDK ``Client``.
         connect_timeout_ms: bound on starting the server and the handshake.
+        call_timeout_ms: deadline of a tool call whose caller gives none (default 300,000 ms), so a
+            server that never answers, or answers with a malformed message the SDK drops, cannot
+            hang a run; it then gets ``notifications/cancelled`` (:class:`McpCallTimeoutError`).
         restart: the :class:`RestartPolicy` (default: 3 restarts, 100 ms doubling backoff).
     """
 
@@ -89,6 +94,9 @@ class McpServer:
         self.mode = mode
         self.connect_timeout_ms = check_timeout(
             options.get("connect_timeout_ms", 30_000.0), "connect_timeout_ms"
+        )
+        self.call_timeout_ms = check_timeout(
+            options.get("call_timeout_ms", DEFAULT_CALL_TIMEOUT_MS), "call_timeout_ms"
         )
         self.restart_policy = restart if restart is not None else RestartPolicy()
         self._lock = asyncio.Lock()
@@ -364,9 +372,9 @@ class McpServer:
     ) -> McpToolResult:
         """Call tool ``name`` once and map its answer to canonical items.
 
-        Cancelling the awaiting task (or ``timeout_ms`` elapsing) sends the protocol's
-        ``notifications/cancelled`` to the server. An ``isError`` answer is returned (with
-        ``is_error`` True), not raised.
+        Cancelling the awaiting task (or ``timeout_ms`` elapsing; default: the server's
+        ``call_timeout_ms``) sends the protocol's ``notifications/cancelled`` to the server. An
+        ``isError`` answer is returned (with ``is_error`` True), not raised.
 
         Raises:
             McpCallTimeoutError: ``timeout_ms`` elapsed.
@@ -395,9 +403,11 @@ class McpServer:
         ``io.actoviq/callId`` and, for idempotent writes, ``io.actoviq/idempotencyKey``).
         """
         args = dict(arguments) if arguments is not None else None
-        timeout = None if timeout_ms is None else check_timeout(timeout_ms, "timeout_ms")
+        timeout = (
+            self.call_timeout_ms if timeout_ms is None else check_timeout(timeout_ms, "timeout_ms")
+        )
         conn = await self._ensure()
-        scope = asyncio.timeout(None if timeout is None else timeout / 1000.0)
+        scope = asyncio.timeout(timeout / 1000.0)
         try:
             async with scope:
                 result = await conn.client.call_tool(

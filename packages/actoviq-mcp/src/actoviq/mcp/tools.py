@@ -30,6 +30,7 @@ from typing import Any, Final, cast, overload
 from actoviq.core import JsonObject, ToolExecutionError, ToolFailure, ToolFailureKind
 from actoviq.mcp.errors import (
     McpCallError,
+    McpCallTimeoutError,
     McpConfigurationError,
     McpConnectionLostError,
     McpError,
@@ -332,6 +333,9 @@ class _Executor:
         except McpConnectionLostError as error:
             # The server may have acted: "cancelled" makes a side effect ``unknown`` (D5).
             raise self._failure(ctx, "cancelled", error.message, error) from error
+        except McpCallTimeoutError as error:
+            # Sent and never answered: the server may have acted, so a side effect is ``unknown``.
+            raise self._failure(ctx, "timeout", error.message, error) from error
         except McpResultError as error:
             raise self._failure(ctx, "validation", error.message, error) from error
         except McpCallError as error:

@@ -1,0 +1,83 @@
+"""A hostile MCP server (hand-written JSON-RPC, tests/servers/hostile_server.py) against the client.
+
+Malformed answers must end as typed errors within a deadline, and a side-effect call that was
+sent but never answered must end ``unknown`` (reconciliation), never as a plain error result the
+model would simply retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp_testkit import HERE, PYTHON, agent, call, runtime_with, scripted, tool_turn
+
+from actoviq.mcp import (
+    McpCallTimeoutError,
+    McpConfigurationError,
+    McpResultError,
+    McpServer,
+    RestartPolicy,
+    mcp_tools,
+)
+from actoviq.runtime import PendingToolState, SerializedRunState
+
+HOSTILE = HERE / "servers" / "hostile_server.py"
+
+
+def hostile(ledger: Path, **options: Any) -> McpServer:
+    options.setdefault("restart", RestartPolicy(initial_backoff_ms=0))
+    return McpServer.stdio(
+        PYTHON, [str(HOSTILE)], env={"ACTOVIQ_MCP_LEDGER": str(ledger)}, mode="legacy", **options
+    )
+
+
+def ledger_lines(ledger: Path) -> list[str]:
+    return ledger.read_text("utf-8").splitlines() if ledger.exists() else []
+
+
+async def test_a_malformed_answer_cannot_hang_a_run_and_the_side_effect_becomes_unknown(
+    tmp_path: Path,
+) -> None:
+    # The SDK drops a line that is not JSON-RPC and keeps waiting for the answer. Before, with
+    # no per-tool timeout the run waited forever; a timeout that did fire ended the side effect
+    # as a plain error result (kind "execution"), which the model could simply call again.
+    ledger = tmp_path / "ledger.jsonl"
+    provider = scripted(tool_turn(call("c1", "garbage")), "never")
+    async with runtime_with(provider) as runtime:
+        server = hostile(ledger, call_timeout_ms=300).attach(runtime)
+        toolset = await mcp_tools(server, registry=runtime.tools, approval=False)
+        async with asyncio.timeout(20):
+            result = await runtime.run(agent(toolset.names()), "go")
+    assert result.status == "interrupted"
+    (interruption,) = result.interruptions
+    assert interruption.kind == "reconciliation"
+    assert result.state is not None
+    (pending,) = SerializedRunState.from_json(result.state).pending_tools
+    assert pending.state is PendingToolState.UNKNOWN
+    assert ledger_lines(ledger) == ["garbage"]  # called once, never replayed
+
+
+@pytest.mark.parametrize(
+    ("tool", "error"),
+    [
+        ("too_deep", McpCallTimeoutError),  # the SDK cannot parse it: dropped, never answered
+        ("nan", McpResultError),
+        ("bad_shape", McpResultError),
+    ],
+)
+async def test_hostile_answers_are_typed_within_the_deadline(
+    tmp_path: Path, tool: str, error: type[Exception]
+) -> None:
+    async with hostile(tmp_path / "ledger.jsonl", call_timeout_ms=300) as server:
+        async with asyncio.timeout(20):
+            with pytest.raises(error):
+                await server.call_tool(tool)
+
+
+@pytest.mark.parametrize("value", [0, -1, float("nan"), float("inf"), True, "5"])
+def test_a_bad_call_timeout_is_a_configuration_error(tmp_path: Path, value: object) -> None:
+    with pytest.raises(McpConfigurationError):
+        hostile(tmp_path / "ledger.jsonl", call_timeout_ms=value)
