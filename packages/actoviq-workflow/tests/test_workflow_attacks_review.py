@@ -12,11 +12,14 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from actoviq.workflow import (
+    BubblewrapWorkflowExecutor,
+    LocalIsolatedProcessWorkflowExecutor,
     ProcessWorkflowExecutorBase,
     TrustedInProcessWorkflowExecutor,
     TrustedWorkflowRequest,
@@ -24,11 +27,12 @@ from actoviq.workflow import (
     WorkflowConfigurationError,
     WorkflowExecutionError,
     read_workspace_file,
+    workflow_request_from_json,
 )
 
 
-def untrusted(source: str, workspace: Path) -> UntrustedWorkflowRequest:
-    return UntrustedWorkflowRequest(source=source, workspace_dir=str(workspace))
+def untrusted(source: object, workspace: Path) -> UntrustedWorkflowRequest:
+    return UntrustedWorkflowRequest(source=source, workspace_dir=str(workspace))  # type: ignore[arg-type]
 
 
 async def test_a_workspace_closed_to_other_users_runs(
@@ -166,3 +170,52 @@ async def test_a_workspace_inside_a_system_tree_is_never_lent(
         assert (after.st_uid, after.st_gid) == (before.st_uid, before.st_gid)
     finally:
         shutil.rmtree(planted)
+
+
+BAD_OPTIONS: dict[str, Callable[[], object]] = {
+    "local-limits": lambda: LocalIsolatedProcessWorkflowExecutor(limits="fast"),  # type: ignore[arg-type]
+    "local-resources": lambda: LocalIsolatedProcessWorkflowExecutor(resource_limits={"cpu": 1}),  # type: ignore[arg-type]
+    "local-sandbox": lambda: LocalIsolatedProcessWorkflowExecutor(sandbox="strict"),  # type: ignore[arg-type]
+    "local-python": lambda: LocalIsolatedProcessWorkflowExecutor(python_executable=3),  # type: ignore[arg-type]
+    "local-hook": lambda: LocalIsolatedProcessWorkflowExecutor(audit_hook="no"),  # type: ignore[arg-type]
+    "local-capabilities": lambda: LocalIsolatedProcessWorkflowExecutor(capabilities=["echo"]),  # type: ignore[arg-type]
+    "bwrap-sandbox": lambda: BubblewrapWorkflowExecutor(sandbox=1),  # type: ignore[arg-type]
+    "trusted-limits": lambda: TrustedInProcessWorkflowExecutor(limits=1000),  # type: ignore[arg-type]
+    "request-signal": lambda: TrustedWorkflowRequest(source="x", signal="stop"),  # type: ignore[arg-type]
+    "untrusted-signal": lambda: UntrustedWorkflowRequest(source="x", workspace_dir="/", signal=1),  # type: ignore[arg-type]
+    "request-json-list": lambda: workflow_request_from_json([1]),  # type: ignore[arg-type]
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_OPTIONS))
+def test_wrongly_typed_options_are_configuration_errors(case: str) -> None:
+    # Before: accepted, then an AttributeError at the first run (or at once for the JSON list).
+    with pytest.raises(WorkflowConfigurationError):
+        BAD_OPTIONS[case]()
+
+
+async def test_a_source_that_is_not_a_string_is_an_execution_error(workspace: Path) -> None:
+    # Before: AttributeError ('int' object has no attribute 'strip'); nothing may be spawned.
+    async with LocalIsolatedProcessWorkflowExecutor() as local:
+        with pytest.raises(WorkflowExecutionError):
+            await local.execute(untrusted(123, workspace))
+        assert local.active_process_count == 0
+    async with TrustedInProcessWorkflowExecutor() as trusted:
+        with pytest.raises(WorkflowExecutionError):
+            await trusted.execute(TrustedWorkflowRequest(source=b"def main(c): return 1"))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("workspace_dir", "path", "max_bytes"),
+    [(None, "out.txt", 10), (".", b"out.txt", 10), (".", None, 10), (".", "out.txt", "10")],
+    ids=["workspace-none", "bytes-path", "path-none", "max-bytes-str"],
+)
+def test_the_workspace_reader_types_its_argument_errors(
+    workspace: Path, workspace_dir: object, path: object, max_bytes: object
+) -> None:
+    # Before: TypeError from os.fspath or the size comparison.
+    (workspace / "out.txt").write_text("x")
+    directory = workspace if workspace_dir == "." else workspace_dir
+    with pytest.raises(WorkflowConfigurationError):
+        read_workspace_file(directory, path, max_bytes=max_bytes)  # type: ignore[arg-type]
+

@@ -52,6 +52,8 @@ def resolve_capability_handlers(
     handlers: Mapping[str, CapabilityHandler] | None,
 ) -> dict[str, CapabilityHandler]:
     """Validate an executor's configured handler map (names and callability)."""
+    if handlers is not None and not isinstance(handlers, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise WorkflowConfigurationError("capabilities must map capability names to handlers.")
     resolved: dict[str, CapabilityHandler] = {}
     for name, handler in (handlers or {}).items():
         validate_capability_name(name)

@@ -6,7 +6,7 @@ Byte sizes are UTF-8 bytes of compact JSON. Every limit is a positive "safe inte
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import attrs
 
@@ -21,6 +21,7 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "ProcessResourceLimits",
     "WorkflowExecutorLimits",
+    "check_option",
     "resolve_request_timeout_ms",
     "resolve_workflow_executor_limits",
 ]
@@ -32,6 +33,18 @@ DEFAULT_MAX_MESSAGE_BYTES: Final = 1_048_576
 DEFAULT_MAX_PROTOCOL_MESSAGES: Final = 1_024
 HARD_MAX_MESSAGE_BYTES: Final = 16_777_216
 """The largest protocol message any executor accepts, whatever the configuration (16 MiB)."""
+
+
+def check_option(value: object, kind: type[Any], name: str) -> None:
+    """Refuse an executor option of the wrong type (``None`` means the default).
+
+    Raises:
+        WorkflowConfigurationError: ``value`` is neither None nor a ``kind``.
+    """
+    if value is not None and not isinstance(value, kind):
+        raise WorkflowConfigurationError(
+            f"{name} must be a {kind.__name__}; got {type(value).__name__}."
+        )
 
 
 def _positive_safe_int(value: object, name: str) -> int:

@@ -28,7 +28,7 @@ import os
 import sys
 from collections.abc import AsyncGenerator, Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from actoviq.core import JsonValue, JsonValueError
 from actoviq.workflow._landlock import python_prefix
@@ -62,6 +62,7 @@ from actoviq.workflow.errors import (
 from actoviq.workflow.limits import (
     ProcessResourceLimits,
     WorkflowExecutorLimits,
+    check_option,
     resolve_request_timeout_ms,
 )
 from actoviq.workflow.policy import SandboxPolicy
@@ -96,6 +97,12 @@ class ProcessWorkflowExecutorBase:
     ) -> None:
         if sys.platform == "win32":  # pragma: no cover - POSIX only
             raise WorkflowConfigurationError("Process workflow executors need a POSIX system.")
+        check_option(limits, WorkflowExecutorLimits, "limits")
+        check_option(resource_limits, ProcessResourceLimits, "resource_limits")
+        check_option(sandbox, SandboxPolicy, "sandbox")
+        check_option(python_executable, str, "python_executable")
+        if not isinstance(audit_hook, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise WorkflowConfigurationError("audit_hook must be a bool.")
         self._limits = limits or WorkflowExecutorLimits()
         self._resource_limits = resource_limits or ProcessResourceLimits()
         self._handlers = resolve_capability_handlers(capabilities)
@@ -198,7 +205,8 @@ class ProcessWorkflowExecutorBase:
         signal = request.signal
         if signal is not None and signal.aborted:
             raise WorkflowAbortedError(signal.reason)
-        if not request.source.strip():
+        source = cast("object", request.source)  # a caller may pass anything
+        if not isinstance(source, str) or not source.strip():
             raise WorkflowExecutionError("Workflow source must be a non-empty string.")
         workspace = resolve_workspace(getattr(request, "workspace_dir", None))
         if signal is not None and signal.aborted:

@@ -16,6 +16,7 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType, TracebackType
+from typing import cast
 
 from actoviq.core import AbortController, JsonValue, JsonValueError
 from actoviq.workflow._boundary import workflow_boundary
@@ -36,7 +37,11 @@ from actoviq.workflow.errors import (
     WorkflowTimeoutError,
     WorkflowTrustTierError,
 )
-from actoviq.workflow.limits import WorkflowExecutorLimits, resolve_request_timeout_ms
+from actoviq.workflow.limits import (
+    WorkflowExecutorLimits,
+    check_option,
+    resolve_request_timeout_ms,
+)
 from actoviq.workflow.types import (
     CapabilityCallContext,
     CapabilityHandler,
@@ -78,6 +83,7 @@ class TrustedInProcessWorkflowExecutor:
         limits: WorkflowExecutorLimits | None = None,
         capabilities: Mapping[str, CapabilityHandler] | None = None,
     ) -> None:
+        check_option(limits, WorkflowExecutorLimits, "limits")
         self._limits = limits or WorkflowExecutorLimits()
         self._handlers = resolve_capability_handlers(capabilities)
         self._closed = False
@@ -99,7 +105,8 @@ class TrustedInProcessWorkflowExecutor:
             raise WorkflowConfigurationError(f"The {self.kind} executor is closed.")
         if request.trust != "trusted":
             raise WorkflowTrustTierError("trusted", request.trust)
-        if not request.source.strip():
+        source = cast("object", request.source)  # a caller may pass anything
+        if not isinstance(source, str) or not source.strip():
             raise WorkflowExecutionError("Workflow source must be a non-empty string.")
         limits = self._limits
         timeout_ms = resolve_request_timeout_ms(request.timeout_ms, limits)

@@ -50,6 +50,11 @@ def _names(value: object) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _signal(_instance: object, _attribute: object, value: object) -> None:
+    if value is not None and not isinstance(value, AbortSignal):
+        raise WorkflowConfigurationError("signal must be an AbortSignal or None.")
+
+
 @attrs.frozen(kw_only=True)
 class TrustedWorkflowRequest:
     """Run explicitly trusted code (``trust="trusted"``).
@@ -66,7 +71,7 @@ class TrustedWorkflowRequest:
     source: str
     input: JsonValue = None
     timeout_ms: int | None = None
-    signal: AbortSignal | None = attrs.field(default=None, eq=False, repr=False)
+    signal: AbortSignal | None = attrs.field(default=None, eq=False, repr=False, validator=_signal)
     capabilities: tuple[str, ...] = attrs.field(default=(), converter=_names)
     trust: str = "trusted"
 
@@ -90,7 +95,7 @@ class UntrustedWorkflowRequest:
     workspace_dir: str
     input: JsonValue = None
     timeout_ms: int | None = None
-    signal: AbortSignal | None = attrs.field(default=None, eq=False, repr=False)
+    signal: AbortSignal | None = attrs.field(default=None, eq=False, repr=False, validator=_signal)
     capabilities: tuple[str, ...] = attrs.field(default=(), converter=_names)
     trust: str = "untrusted"
 
@@ -107,6 +112,8 @@ def workflow_request_from_json(
     Raises:
         WorkflowConfigurationError: unknown trust tier or a wrongly typed field.
     """
+    if not isinstance(data, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise WorkflowConfigurationError("A workflow request must be a JSON object.")
     trust = data.get("trust")
     source = data.get("source")
     if not isinstance(source, str):

@@ -15,7 +15,7 @@ import contextlib
 import errno
 import os
 import stat
-from typing import Final
+from typing import Final, cast
 
 from actoviq.workflow._openat2 import (
     RESOLVE_BENEATH,
@@ -23,7 +23,7 @@ from actoviq.workflow._openat2 import (
     RESOLVE_NO_SYMLINKS,
     openat2,
 )
-from actoviq.workflow.errors import WorkflowWorkspaceError
+from actoviq.workflow.errors import WorkflowConfigurationError, WorkflowWorkspaceError
 
 __all__ = ["DEFAULT_MAX_READ_BYTES", "read_workspace_file"]
 
@@ -36,6 +36,15 @@ _PATH_FLAGS: Final = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
 def _refuse(path: str, reason: str, detail: str) -> WorkflowWorkspaceError:
     message = f"Refused to read workspace file {path!r}: {detail}."
     return WorkflowWorkspaceError(path, reason, message)
+
+
+def _text_path(value: object, name: str) -> str:
+    text = value
+    if isinstance(value, os.PathLike):
+        text = os.fspath(cast("os.PathLike[str]", value))
+    if not isinstance(text, str):
+        raise WorkflowConfigurationError(f"{name} must be a str or os.PathLike[str] path.")
+    return text
 
 
 def _relative(workspace: str, path: str, shown: str) -> str:
@@ -99,6 +108,7 @@ def read_workspace_file(
     Raises:
         WorkflowWorkspaceError: ``reason`` is ``outside``, ``symlink``, ``not-regular`` (FIFO,
             socket, device, directory), ``missing``, ``too-large`` or ``unreadable``.
+        WorkflowConfigurationError: an argument of the wrong type (a bytes path, None, ...).
 
     Example:
         >>> import tempfile, pathlib
@@ -107,8 +117,10 @@ def read_workspace_file(
         ...     read_workspace_file(ws, "out.txt")
         b'done'
     """
-    shown: str = os.fspath(path)
-    workspace: str = os.path.realpath(os.fspath(workspace_dir))
+    shown = _text_path(path, "path")
+    workspace = os.path.realpath(_text_path(workspace_dir, "workspace_dir"))
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise WorkflowConfigurationError("max_bytes must be an integer >= 0.")
     relative = _relative(workspace, shown, shown)
     try:
         root_fd = os.open(workspace, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
