@@ -219,3 +219,75 @@ def test_the_workspace_reader_types_its_argument_errors(
     with pytest.raises(WorkflowConfigurationError):
         read_workspace_file(directory, path, max_bytes=max_bytes)  # type: ignore[arg-type]
 
+
+DEEP_TREE = """
+import os
+def main(context):
+    fd = os.open(".", os.O_RDONLY)
+    for _ in range(1500):
+        os.mkdir("d", dir_fd=fd)
+        deeper = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = deeper
+    os.close(os.open("leaf", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    return "planted"
+"""
+
+
+def owners_down_the_chain(workspace: Path) -> set[int]:
+    """The owners of every directory of a d/d/d/... chain and its leaf, walked by descriptor."""
+    owners: set[int] = set()
+    fd = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        while True:
+            owners.add(os.fstat(fd).st_uid)
+            try:
+                deeper = os.open("d", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                owners.add(os.stat("leaf", dir_fd=fd, follow_symlinks=False).st_uid)
+                return owners
+            os.close(fd)
+            fd = deeper
+    finally:
+        os.close(fd)
+
+
+async def test_a_tree_too_deep_for_a_recursive_walk_is_given_back(
+    executor: ProcessWorkflowExecutorBase, workspace: Path
+) -> None:
+    # The lease walked the workspace with os.fwalk, which recurses once per level: a script that
+    # left 1,500 nested directories made execute() raise RecursionError, left the tree owned by
+    # the sandbox uid, and made every later run on that workspace fail the same way.
+    try:
+        result = await executor.execute(untrusted(DEEP_TREE, workspace))
+        assert result.value == "planted"
+        assert owners_down_the_chain(workspace) == {os.getuid()}
+        again = await executor.execute(untrusted("def main(context):\n    return 2\n", workspace))
+        assert again.value == 2
+    finally:
+        remove_the_chain(workspace)  # pytest's own recursive clean-up could not
+
+
+def remove_the_chain(workspace: Path) -> None:
+    """Delete the d/d/d/... chain bottom-up with one descriptor (no recursion, no long paths)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    fd = os.open(workspace, flags)
+    depth = 0
+    try:
+        while True:
+            try:
+                deeper = os.open("d", flags, dir_fd=fd)
+            except FileNotFoundError:
+                break
+            os.close(fd)
+            fd = deeper
+            depth += 1
+        for name in os.listdir(fd):
+            os.unlink(name, dir_fd=fd)
+        for _ in range(depth):
+            parent = os.open("..", flags, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            os.rmdir("d", dir_fd=fd)
+    finally:
+        os.close(fd)

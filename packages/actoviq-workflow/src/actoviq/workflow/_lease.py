@@ -56,31 +56,66 @@ def _mount_points_below(root: str) -> frozenset[str]:
     return frozenset(found)
 
 
+_DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _step(fd: int, name: str) -> int:
+    """Open directory ``name`` (or ``..``) relative to ``fd`` without following a symlink."""
+    return os.open(name, _DIR_FLAGS, dir_fd=fd)
+
+
 def _walk(root: str, visit: Callable[[int | None, str, os.stat_result], None]) -> None:
     """Call ``visit(dir_fd, name, info)`` for the root (dir_fd None) and every entry below it.
 
-    Never follows symlinks and never descends into anything mounted below the root.
+    Never follows symlinks and never descends into anything mounted below the root. Iterative,
+    with one open directory at a time (a cursor moved with ``..`` and child names): a script can
+    leave a tree thousands of levels deep, which ``os.fwalk`` (recursive) could not walk, and
+    holding a descriptor per level could exhaust the host's descriptors. The walk runs when no
+    process of the sandbox is alive, so the tree does not change under it.
     """
     top = os.stat(root, follow_symlinks=False)
     mounts = _mount_points_below(root)
     visit(None, root, top)
-    for dirpath, dirnames, filenames, dir_fd in os.fwalk(root, follow_symlinks=False):
-        for name in list(dirnames):
+    fd = os.open(root, _DIR_FLAGS)
+    current: list[str] = []  # where fd is, as names below the root
+    # Depth-first: an entry (depth, name) is a child of current[:depth] when it is popped.
+    pending: list[tuple[int, str]] = []
+    entered = True
+    try:
+        while True:
+            if entered:
+                base = "/".join((root.rstrip("/"), *current)) if mounts else ""
+                with os.scandir(fd) as listing:
+                    names = sorted(item.name for item in listing)
+                for entry in names:
+                    try:
+                        info = os.stat(entry, dir_fd=fd, follow_symlinks=False)
+                    except FileNotFoundError:
+                        continue
+                    if stat.S_ISDIR(info.st_mode):
+                        if info.st_dev != top.st_dev or (mounts and f"{base}/{entry}" in mounts):
+                            continue  # another mount: not part of the workspace's tree
+                        pending.append((len(current), entry))
+                    visit(fd, entry, info)
+            if not pending:
+                return
+            depth, name = pending.pop()
+            while len(current) > depth:
+                parent = _step(fd, "..")
+                os.close(fd)
+                fd = parent
+                current.pop()
             try:
-                info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            except FileNotFoundError:
-                dirnames.remove(name)
+                child = _step(fd, name)
+            except OSError:
+                entered = False  # gone, or no longer a directory: nothing below it
                 continue
-            if info.st_dev != top.st_dev or os.path.join(dirpath, name) in mounts:
-                dirnames.remove(name)  # another mount: not part of the workspace's tree
-                continue
-            visit(dir_fd, name, info)
-        for name in filenames:
-            try:
-                info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            visit(dir_fd, name, info)
+            os.close(fd)
+            fd = child
+            current.append(name)
+            entered = True
+    finally:
+        os.close(fd)
 
 
 def _lendable(info: os.stat_result) -> bool:
