@@ -8,6 +8,10 @@ model would simply retry.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+import traceback
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +21,7 @@ from mcp_testkit import HERE, PYTHON, agent, call, runtime_with, scripted, tool_
 from actoviq.mcp import (
     McpCallTimeoutError,
     McpConfigurationError,
+    McpError,
     McpResultError,
     McpServer,
     RestartPolicy,
@@ -81,3 +86,51 @@ async def test_hostile_answers_are_typed_within_the_deadline(
 def test_a_bad_call_timeout_is_a_configuration_error(tmp_path: Path, value: object) -> None:
     with pytest.raises(McpConfigurationError):
         hostile(tmp_path / "ledger.jsonl", call_timeout_ms=value)
+
+
+@contextlib.asynccontextmanager
+async def refusing_http(status: str) -> AsyncGenerator[int]:
+    """A loopback HTTP server that answers every request with ``status`` and no body."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError):
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(
+                f"HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode()
+            )
+            await writer.drain()
+        writer.close()
+        with contextlib.suppress(ConnectionError):
+            await writer.wait_closed()
+
+    listener = await asyncio.start_server(answer, "127.0.0.1", 0)
+    try:
+        yield listener.sockets[0].getsockname()[1]
+    finally:
+        listener.close()
+        await listener.wait_closed()
+
+
+@pytest.mark.parametrize("kind", ["http", "sse"])
+async def test_secrets_in_the_url_and_headers_reach_no_error_or_log(
+    kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The SSE transport's HTTPStatusError names the full URL (user-info, query); it used to stay
+    # chained as the typed error's __cause__, so any logged traceback showed the secrets, and
+    # the connection's debug log printed the raw exception.
+    secrets = ("PASSWORD-7f3a", "QUERY-9c2e", "HEADER-41d0")
+    caplog.set_level(logging.DEBUG)
+    async with refusing_http("404 Not Found") as port:
+        url = f"http://alice:{secrets[0]}@127.0.0.1:{port}/mcp?sig={secrets[1]}"
+        build = McpServer.sse if kind == "sse" else McpServer.http
+        server = build(
+            url, headers={"Authorization": f"Bearer {secrets[2]}"}, connect_timeout_ms=5000
+        )
+        async with server:
+            with pytest.raises(McpError) as caught:
+                await server.list_tools()
+    shown = "".join(traceback.format_exception(caught.value)) + repr(caught.value.details)
+    # our own log records (httpx2 and the SDK log the request URL themselves, at INFO/DEBUG)
+    shown += "".join(record.getMessage() for record in caplog.records if "actoviq" in record.name)
+    for secret in secrets:
+        assert secret not in shown

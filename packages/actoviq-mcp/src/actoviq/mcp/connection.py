@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 
+from actoviq.mcp.server_support import failure_reason
 from actoviq.mcp.transports import InProcessTransport, McpTransport, watch_closure
 
 __all__ = ["Connection"]
@@ -125,8 +126,9 @@ class Connection:
             task.cancel()
             await asyncio.wait({task})
             raise
-        if not task.cancelled() and task.exception() is not None:
-            _log.debug("MCP connection ended with %r", task.exception())
+        ended = None if task.cancelled() else task.exception()
+        if ended is not None:
+            _log.debug("MCP connection ended with %s", failure_reason(ended))
 
     # -- the owner task ---------------------------------------------------------------------------
 
@@ -160,7 +162,9 @@ class Connection:
             elif not ready.done():
                 ready.set_exception(error)
             elif not isinstance(error, asyncio.CancelledError):
-                _log.debug("MCP connection %s closed with %r", self.generation, error)
+                _log.debug(
+                    "MCP connection %s closed with %s", self.generation, failure_reason(error)
+                )
             if isinstance(error, asyncio.CancelledError):
                 raise
         finally:
@@ -175,7 +179,7 @@ class Connection:
                 try:
                     await self._refresh(client)
                 except Exception as error:  # the next listing retries; calls are unaffected
-                    _log.warning("MCP tool catalog refresh failed: %r", error)
+                    _log.warning("MCP tool catalog refresh failed: %s", failure_reason(error))
 
     async def _on_message(self, message: Any) -> None:
         from mcp.types import ToolListChangedNotification
@@ -183,7 +187,7 @@ class Connection:
         if isinstance(message, ToolListChangedNotification):
             self.request_refresh()
         elif isinstance(message, Exception):
-            _log.debug("MCP transport reported %r", message)
+            _log.debug("MCP transport reported %s", failure_reason(message))
 
     async def _listen(self, client: Any) -> None:
         """2026-07-28 servers announce list changes only on a ``subscriptions/listen`` stream."""
@@ -195,7 +199,7 @@ class Connection:
                 async for _event in subscription:
                     self.request_refresh()
         except (ListenNotSupportedError, SubscriptionLost, MCPError, TimeoutError) as error:
-            _log.debug("MCP subscriptions/listen unavailable: %r", error)
+            _log.debug("MCP subscriptions/listen unavailable: %s", failure_reason(error))
 
 
 def _wants_listen(client: Any) -> bool:

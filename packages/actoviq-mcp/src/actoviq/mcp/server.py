@@ -342,7 +342,7 @@ class McpServer:
                 f"{reason}. Check the command or URL, and that the server speaks MCP.",
                 retryable=True,
                 details={"server": self.name},
-            ) from error
+            ) from None  # the SDK's error may name the URL with user-info and query: not chained
         finally:
             self._connecting = None
         if self._closed:
@@ -425,9 +425,9 @@ class McpServer:
                 ) from error
             raise
         except RuntimeError as error:
-            raise self._runtime_error(error, conn, name) from error
+            raise self._runtime_error(error, conn, name) from None
         except Exception as error:
-            raise self._request_error(error, conn, f'tools/call "{name}"') from error
+            raise self._request_error(error, conn, f'tools/call "{name}"') from None
         self._healthy()
         return result
 
@@ -442,7 +442,7 @@ class McpServer:
             try:
                 tools = await list_all_tools(conn.client)
             except Exception as error:
-                raise self._request_error(error, conn, "tools/list") from error
+                raise self._request_error(error, conn, "tools/list") from None
             self._set_catalog(tools)
             self._healthy()
         assert self._catalog is not None
@@ -454,7 +454,7 @@ class McpServer:
         try:
             result = await conn.client.read_resource(uri)
         except Exception as error:
-            raise self._request_error(error, conn, f'resources/read "{uri}"') from error
+            raise self._request_error(error, conn, f'resources/read "{uri}"') from None
         self._healthy()
         return result
 
@@ -464,7 +464,7 @@ class McpServer:
         try:
             result = await conn.client.get_prompt(name, dict(arguments or {}))
         except Exception as error:
-            raise self._request_error(error, conn, f'prompts/get "{name}"') from error
+            raise self._request_error(error, conn, f'prompts/get "{name}"') from None
         self._healthy()
         return result
 
@@ -479,6 +479,8 @@ class McpServer:
         return self._request_error(error, conn, f'tools/call "{tool}"')
 
     def _request_error(self, error: BaseException, conn: Connection, what: str) -> McpError:
+        # Raised "from None" by the callers: the message carries the redacted reason, and the
+        # SDK's exception (URLs with user-info or query, server text) is never chained.
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
         from pydantic import ValidationError
 
