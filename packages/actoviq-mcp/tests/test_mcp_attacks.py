@@ -19,12 +19,14 @@ import pytest
 from mcp_testkit import HERE, PYTHON, agent, call, runtime_with, scripted, tool_turn
 
 from actoviq.mcp import (
+    McpCallError,
     McpCallTimeoutError,
     McpConfigurationError,
     McpError,
     McpResultError,
     McpServer,
     RestartPolicy,
+    agent_mcp_server,
     mcp_tools,
 )
 from actoviq.runtime import PendingToolState, SerializedRunState
@@ -134,3 +136,15 @@ async def test_secrets_in_the_url_and_headers_reach_no_error_or_log(
     shown += "".join(record.getMessage() for record in caplog.records if "actoviq" in record.name)
     for secret in secrets:
         assert secret not in shown
+
+
+async def test_the_served_agent_refuses_arguments_its_schema_does_not_allow() -> None:
+    # The published inputSchema says additionalProperties: false; extra arguments were accepted.
+    async with runtime_with(scripted("answer")) as runtime:
+        served = agent_mcp_server(runtime, agent(()), name="ask")
+        async with McpServer.in_process(served) as client:
+            with pytest.raises(McpCallError) as caught:
+                await client.call_tool("ask", {"input": "hi", "sudo": True})
+            assert "sudo" in caught.value.message
+            answer = await client.call_tool("ask", {"input": "hi"})
+    assert answer.text() == "answer"

@@ -101,6 +101,11 @@ def agent_mcp_server(
         if params.name != tool_name:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         arguments = cast(dict[str, Any], params.arguments or {})
+        unexpected = sorted(set(arguments) - {"input"})
+        if unexpected:  # the published inputSchema has additionalProperties: false
+            raise MCPError(
+                types.INVALID_PARAMS, f"Unexpected argument(s): {', '.join(unexpected)[:200]}."
+            )
         message = arguments.get("input")
         if not isinstance(message, str):
             raise MCPError(types.INVALID_PARAMS, 'Argument "input" must be a string.')
