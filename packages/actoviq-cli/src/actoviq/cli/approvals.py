@@ -33,7 +33,7 @@ _MAX_INPUT: Final = 160
 
 def describe_interruption(interruption: Interruption) -> str:
     """``send_payment (call_pay) {"invoice": "INV-42"}``: tool, call and redacted input."""
-    from actoviq.surfaces import redact_surface_value
+    from actoviq.surfaces import escape_terminal_controls, redact_surface_value
 
     label = interruption.tool_name or interruption.kind
     if interruption.call_id:
@@ -41,7 +41,9 @@ def describe_interruption(interruption: Interruption) -> str:
     if interruption.input is not UNSET:
         shown = json.dumps(redact_surface_value(interruption.input), ensure_ascii=False)
         label += " " + (shown if len(shown) <= _MAX_INPUT else shown[: _MAX_INPUT - 1] + "…")
-    return label
+    # The call id and the input come from the model: a carriage return or an escape sequence
+    # there could redraw the question as something else.
+    return escape_terminal_controls(label, single_line=True)
 
 
 class Approver:

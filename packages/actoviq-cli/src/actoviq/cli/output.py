@@ -22,7 +22,14 @@ from actoviq.cli.exit_codes import ExitCode
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["Output", "dumps_line"]
+__all__ = ["Output", "dumps_line", "escape_terminal_controls"]
+
+
+def escape_terminal_controls(text: str, *, single_line: bool = False) -> str:
+    """:func:`actoviq.surfaces.escape_terminal_controls`, imported on first use (start-up)."""
+    from actoviq.surfaces import escape_terminal_controls as escape
+
+    return escape(text, single_line=single_line)
 
 
 def dumps_line(document: Mapping[str, Any]) -> str:
@@ -82,10 +89,25 @@ class Output:
             self._err_console = Console(file=self.stderr, highlight=False, soft_wrap=True)
         return self._err_console
 
+    @property
+    def is_terminal(self) -> bool:
+        """Whether stdout is a terminal (then model text is shown with controls escaped)."""
+        isatty = getattr(self.stdout, "isatty", None)
+        try:
+            return bool(isatty()) if callable(isatty) else False
+        except (OSError, ValueError):
+            return False
+
     def write(self, text: str, style: str | None = None) -> None:
-        """Write a text chunk to stdout as is (no markup), styled, without a newline."""
+        """Write a text chunk to stdout (no markup), styled, without a newline.
+
+        On a terminal, control characters (escape sequences, carriage returns, bidirectional
+        overrides) show as visible escapes; into a pipe or file the text goes as is.
+        """
         if not text:
             return
+        if self.is_terminal:
+            text = escape_terminal_controls(text)
         if style is None:
             self.stdout.write(text)
         else:
@@ -95,14 +117,22 @@ class Output:
         self.stdout.flush()
 
     def print(self, renderable: Any = "", *, style: str | None = None) -> None:
-        """Print a rich renderable (a table, a ``Text``) or a plain line to stdout."""
+        """Print a rich renderable (a table, a ``Text``) or a plain line to stdout.
+
+        A plain line shows control characters as visible escapes on a terminal.
+        """
+        if isinstance(renderable, str) and self.is_terminal:
+            renderable = escape_terminal_controls(renderable)
         self.console.print(renderable, style=style, markup=False)
 
     def note(self, text: str, style: str | None = "dim") -> None:
-        """A line for the human on stderr (kept out of stdout, so pipes get only results)."""
+        """A line for the human on stderr (kept out of stdout, so pipes get only results).
+
+        Control characters always show as visible escapes (stderr is for people).
+        """
         from rich.text import Text
 
-        self.err_console.print(Text(text, style=style or ""))
+        self.err_console.print(Text(escape_terminal_controls(text), style=style or ""))
 
     # -- errors ------------------------------------------------------------------------------
 
@@ -113,6 +143,8 @@ class Output:
         if self.json_mode:
             with contextlib.suppress(OSError, ValueError):  # stdout closed: stderr still says it
                 self.emit(error_document(error))
-        self.stderr.write(f"actoviq: {one_line(error)}\n")
+        self.stderr.write(
+            f"actoviq: {escape_terminal_controls(one_line(error), single_line=True)}\n"
+        )
         self.stderr.flush()
         return exit_code_for(error)

@@ -59,7 +59,9 @@ class TerminalEventSink:
 
     def __init__(self, output: Output, *, show_reasoning: bool = False) -> None:
         self.output = output
-        self.renderer = TextRenderer(TextRenderOptions(show_reasoning=show_reasoning))
+        self.renderer = TextRenderer(
+            TextRenderOptions(show_reasoning=show_reasoning, escape_controls=output.is_terminal)
+        )
 
     def feed(self, event: SurfaceSemanticEvent) -> None:
         """Write the event's chunks (most events have none: lifecycle, request bookkeeping)."""

@@ -68,6 +68,7 @@ from actoviq.surfaces.render import (
     TextRenderer,
     TextRenderOptions,
     arender_text,
+    escape_terminal_controls,
     render_text,
 )
 from actoviq.surfaces.schema import surface_semantic_event_json_schema
@@ -136,6 +137,7 @@ __all__ = [
     "check_target",
     "clone_semantic",
     "clone_semantics",
+    "escape_terminal_controls",
     "fan_out_surface_semantics",
     "fingerprint",
     "legacy_run_event_payload",

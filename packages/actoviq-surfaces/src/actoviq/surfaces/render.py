@@ -12,7 +12,11 @@ may style the chunks it gets, e.g. with ``rich``):
 * errors, cancellations and dropped-delta gaps as bracketed lines;
 * the run's usage at the end: ``[usage] 2 requests, 120 in / 30 out tokens``.
 
-Every line-shaped item starts on a fresh line, so text and markers never run together. The
+Every line-shaped item starts on a fresh line, so text and markers never run together. What the
+model or a tool controls (text, tool names and inputs, call ids, reasons, messages) goes through
+:func:`escape_terminal_controls` first: an escape sequence, a carriage return or a bidirectional
+override in a model's output shows as a visible escape (``\x1b``) instead of moving the cursor,
+retitling the window, writing the clipboard or forging an approval line. The
 renderer is a small state machine (:class:`TextRenderer`) with two drivers: :func:`render_text`
 over any iterable and :func:`arender_text` over an async iterable such as a
 :class:`~actoviq.surfaces.bridge.BridgeStream`.
@@ -34,6 +38,7 @@ Example:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any, Final, cast
 
@@ -48,11 +53,56 @@ __all__ = [
     "TextRenderOptions",
     "TextRenderer",
     "arender_text",
+    "escape_terminal_controls",
     "render_text",
 ]
 
 APPROVAL_MARKER: Final = "[approval required]"
 """Starts the line a terminal shows for each call waiting for an approval decision."""
+
+
+_TEXT_UNSAFE: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_LINE_UNSAFE: Final = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_NAMED: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _visible(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def escape_terminal_controls(text: str, *, single_line: bool = False) -> str:
+    r"""``text`` with what a terminal would act on shown as visible escapes.
+
+    C0 controls (ESC, BEL, backspace, carriage return, ...), DEL, C1 controls and the
+    bidirectional embedding, override and isolate characters become ``\x1b``-style escapes, so
+    text a model or tool controls cannot move the cursor, change the window title, write the
+    clipboard (OSC 52), hide or reorder what is shown. Newlines and tabs are kept unless
+    ``single_line`` (then they show as ``\n`` and ``\t`` too). Text without such characters is
+    returned as is (the same object).
+
+    Args:
+        text: what to show.
+        single_line: also escape newlines and tabs (for one-line labels: names, ids, reasons).
+
+    Example:
+        >>> escape_terminal_controls("ok\x1b]0;pwned\x07")
+        'ok\\x1b]0;pwned\\x07'
+        >>> escape_terminal_controls("a\nb", single_line=True)
+        'a\\nb'
+    """
+    pattern = _LINE_UNSAFE if single_line else _TEXT_UNSAFE
+    if pattern.search(text) is None:
+        return text
+    return pattern.sub(_visible, text)
+
+
+def _label(value: object) -> str:
+    return escape_terminal_controls(str(value), single_line=True)
 
 
 @attrs.frozen(kw_only=True, slots=True)
@@ -64,12 +114,16 @@ class TextRenderOptions:
         show_usage: the run's usage line at the end.
         max_input_chars: tool inputs longer than this are cut with ``…``.
         show_child_runs: also render events of child runs (sub-agents).
+        escape_controls: show terminal control characters in model and tool text as visible
+            escapes (:func:`escape_terminal_controls`); turn off only when the chunks do not
+            go to a terminal.
     """
 
     show_reasoning: bool = False
     show_usage: bool = True
     max_input_chars: int = 120
     show_child_runs: bool = True
+    escape_controls: bool = True
 
 
 def _plural(count: int, word: str) -> str:
@@ -110,11 +164,15 @@ class TextRenderer:
             self._at_line_start = True
         if not self._at_line_start:
             out.append("\n")
+        if self.options.escape_controls:
+            text = escape_terminal_controls(text, single_line=True)
         out.append(text + "\n")
         self._at_line_start = True
         self._mode = None
 
     def _inline(self, out: list[str], text: str, mode: str) -> None:
+        if self.options.escape_controls:
+            text = escape_terminal_controls(text)
         if not text:
             return
         if self._open_tool is not None:
@@ -171,6 +229,8 @@ class TextRenderer:
         elif kind in (T.TOOL_COMPLETED, T.TOOL_FAILED, T.TOOL_REJECTED):
             outcome = self._tool_outcome(event)
             if self._open_tool is not None and self._open_tool == data.get("callId"):
+                if self.options.escape_controls:
+                    outcome = _label(outcome)
                 out.append(f" -> {outcome}\n")
                 self._open_tool = None
                 self._at_line_start = True
