@@ -15,7 +15,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from actoviq.core import JsonObject, SchemaBuilder, SchemaValueError, clone_json_value
 from actoviq.runtime.tools.descriptor import ToolSchema
@@ -55,6 +55,7 @@ def compile_json_schema(schema: Mapping[str, object]) -> Callable[[object], None
         Draft202012Validator.check_schema(document)
     except SchemaError as error:
         raise ToolDefinitionError(f"Invalid tool JSON Schema: {error.message}") from None
+    _check_references(document)
     validator: Validator = Draft202012Validator(document)
     fast = _fast_object_check(document)
 
@@ -67,6 +68,46 @@ def compile_json_schema(schema: Mapping[str, object]) -> Callable[[object], None
             raise ToolInputInvalidError([_describe(error) for error in errors[:5]])
 
     return validate
+
+
+_DATA_KEYWORDS: Final = frozenset({"const", "enum", "default", "examples"})
+"""Keywords whose values are JSON data, not subschemas (a ``"$ref"`` key there is data)."""
+
+
+def _check_references(document: JsonObject) -> None:
+    """Refuse a schema with a ``$ref`` that does not resolve within it.
+
+    The validator would otherwise fail on the first value it checks, and every model call
+    would be blamed for the schema's mistake. Nothing is fetched: a reference outside the
+    document (a URL) never resolves, here or when validating.
+    """
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012
+
+    def walk(node: object, resolver: Any) -> None:
+        if isinstance(node, dict):
+            subschema = cast(dict[str, object], node)
+            if node is not document and isinstance(subschema.get("$id"), str):
+                resolver = resolver.in_subresource(DRAFT202012.create_resource(subschema))
+            reference = subschema.get("$ref")
+            if isinstance(reference, str):
+                try:
+                    resolver.lookup(reference)
+                except Unresolvable:
+                    raise ToolDefinitionError(
+                        f"Invalid tool JSON Schema: $ref {reference!r} does not resolve within "
+                        "the schema (references are never fetched)."
+                    ) from None
+            for key, value in subschema.items():
+                if key not in _DATA_KEYWORDS:
+                    walk(value, resolver)
+        elif isinstance(node, list):
+            for value in cast(list[object], node):
+                walk(value, resolver)
+
+    registry: Registry[Any] = Registry()
+    walk(document, registry.resolver_with_root(DRAFT202012.create_resource(document)))
 
 
 _JSON_TYPES: dict[str, Callable[[object], bool]] = {
