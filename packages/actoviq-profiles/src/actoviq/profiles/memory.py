@@ -2,8 +2,9 @@
 
 Memory: at ``prepareInput`` the entries of the agent's namespace that share words with the new
 input are recalled into a system note before it; at ``afterRun`` the exchange (input and output
-text) is stored as a new entry (``memory_id`` = the run id). The ``memory`` service is any
-:class:`~actoviq.runtime.stores.MemoryStore` (in-memory, SQLite, PostgreSQL).
+text) is stored as a new entry (``memory_id`` = the run id and a digest of the exchange, so a
+reused run id adds its new exchange and a repeated one is stored once). The ``memory`` service
+is any :class:`~actoviq.runtime.stores.MemoryStore` (in-memory, SQLite, PostgreSQL).
 
 Compaction: when :func:`~actoviq.profiles.run_profile` runs a compaction profile in a session,
 the conversation the model sees is built here (``prepareInput``): the stored history plus the
@@ -16,6 +17,8 @@ before the run, the generated items after, so the stored journal stays complete.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import math
 import re
@@ -39,6 +42,7 @@ from actoviq.runtime import (
     MiddlewareDefinition,
     RuntimeMiddlewareContext,
     RuntimeSessionStore,
+    StorageConflictError,
     define_middleware,
 )
 
@@ -128,13 +132,18 @@ def memory_middleware(
         said = _user_text(_field(ctx.state, "input"))
         output = run.output if isinstance(run.output, str) else json.dumps(run.output, default=str)
         store: MemoryStore = await ctx.services.resolve("memory")
-        await store.put(
-            tenant_id=_tenant(ctx),
-            memory_id=run.run_id,
-            namespace=f"profile:{ctx.agent.id}",
-            expected_revision=None,
-            value=f"User: {said} | Assistant: {output}",
-        )
+        value = f"User: {said} | Assistant: {output}"
+        # Completed run ids may be reused: the exchange's digest keeps a new exchange apart,
+        # and the same exchange stored again (a repeated afterRun) finds itself and stops.
+        digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        with contextlib.suppress(StorageConflictError):  # this exchange is already remembered
+            await store.put(
+                tenant_id=_tenant(ctx),
+                memory_id=f"{run.run_id}:{digest}",
+                namespace=f"profile:{ctx.agent.id}",
+                expected_revision=None,
+                value=value,
+            )
         return run
 
     return (
