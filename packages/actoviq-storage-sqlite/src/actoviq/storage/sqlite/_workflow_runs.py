@@ -52,6 +52,7 @@ def _decode_run(row: Row[Any]) -> WorkflowRunRow:
     )
     if decoded.revision != stored_int(row.revision, "revision"):
         raise StorageDataError(f"Workflow run {decoded.run_id} revision does not match storage.")
+    _check_columns(row, {"run_id": decoded.run_id, **_run_values(decoded, with_record=False)})
     return decoded
 
 
@@ -63,30 +64,51 @@ def _decode_node(row: Row[Any]) -> WorkflowNodeRow:
         raise StorageDataError(
             f"Workflow node {decoded.node_id}#{decoded.iteration} revision does not match storage."
         )
+    _check_columns(
+        row,
+        {
+            "run_id": decoded.run_id,
+            "node_id": decoded.node_id,
+            "iteration": decoded.iteration,
+            **_node_values(decoded, with_record=False),
+        },
+    )
     return decoded
 
 
-def _run_values(row: WorkflowRunRow) -> dict[str, Any]:
-    return {
+def _check_columns(row: Row[Any], expected: dict[str, Any]) -> None:
+    """Fail closed when a column that indexes a record disagrees with the record."""
+    columns = row._mapping  # pyright: ignore[reportPrivateUsage]
+    for name, value in expected.items():
+        if columns[name] != value:
+            raise StorageDataError(f"Workflow record does not match its row ({name}).")
+
+
+def _run_values(row: WorkflowRunRow, *, with_record: bool = True) -> dict[str, Any]:
+    values: dict[str, Any] = {
         "graph_id": row.graph_id,
         "revision": row.revision,
         "status": row.status,
         "lease_owner": row.lease_owner,
         "lease_expires_at": row.lease_expires_at,
-        "record_json": dump_json(row.record),
         "created_at": row.created_at,
         "updated_at": row.updated_at,
     }
+    if with_record:
+        values["record_json"] = dump_json(row.record)
+    return values
 
 
-def _node_values(row: WorkflowNodeRow) -> dict[str, Any]:
-    return {
+def _node_values(row: WorkflowNodeRow, *, with_record: bool = True) -> dict[str, Any]:
+    values: dict[str, Any] = {
         "revision": row.revision,
         "status": row.status,
-        "record_json": dump_json(row.record),
         "created_at": row.created_at,
         "updated_at": row.updated_at,
     }
+    if with_record:
+        values["record_json"] = dump_json(row.record)
+    return values
 
 
 class SqlWorkflowRunStore:
