@@ -15,6 +15,7 @@ from orchestration_testkit import agent, call, runtime_for, script, usage
 from actoviq.core import ProviderResponseError, Usage
 from actoviq.orchestration import (
     COLLECT,
+    BackgroundChildManager,
     BudgetExceededError,
     BudgetLimits,
     BudgetReservation,
@@ -45,6 +46,7 @@ from actoviq.orchestration import (
 )
 from actoviq.providers.testing import ScriptedTurn
 from actoviq.runtime import (
+    InMemoryDurableChildStore,
     RuntimeServices,
     RuntimeTool,
     ToolBehavior,
@@ -339,3 +341,17 @@ async def test_streaming_a_scope_of_another_tree_leaves_nothing_adopted() -> Non
             with contextlib.suppress(Exception):
                 await handle.result()
         assert own.run_id in runner.tree
+
+
+async def test_a_background_spawn_refuses_a_bad_session_mode_or_a_blank_id_up_front() -> None:
+    async with runtime_for(script("a", ["x"])) as runtime:
+        runner = ChildRunner(runtime)
+        store = InMemoryDurableChildStore()
+        async with BackgroundChildManager(runner, store) as manager:
+            root = runner.create_root()
+            with pytest.raises(OrchestrationConfigError, match="session_mode"):
+                await manager.spawn(root, agent("a"), "go", effect="read", session_mode=_bad("x"))
+            for blank in ("", "  "):
+                with pytest.raises(OrchestrationConfigError, match="child id"):
+                    await manager.spawn(root, agent("a"), "go", effect="read", child_id=blank)
+            assert await store.list_children(tenant_id="default") == []

@@ -209,7 +209,8 @@ class StoreBackgroundEngine(StoreRecords):
             ChildScopeError: ``parent`` carries other services than the runner ("share").
             ChildPolicyError: a durable retry of a side-effect child ("cannot replay") or of a
                 keyless idempotent write ("idempotencyKey").
-            OrchestrationConfigError: ``context`` or ``metadata`` is not strict JSON.
+            OrchestrationConfigError: ``context`` or ``metadata`` is not strict JSON, an unknown
+                ``session_mode``, or a blank ``child_id``.
             StorageConflictError: ``child_id`` exists ("already exists").
         """
         self._check_open()
@@ -222,6 +223,15 @@ class StoreBackgroundEngine(StoreRecords):
         resolved: ToolEffect = effect or "side-effect"
         policy = failure_policy or ChildFailurePolicy.fail_fast()
         check_durable_policy(policy, resolved, idempotency_key)
+        if session_mode not in (None, "child", "transfer", "ephemeral"):
+            raise OrchestrationConfigError(  # refused now, not as the child's failure later
+                f'session_mode must be "child", "transfer" or "ephemeral", got {session_mode!r}.',
+                details={"field": "sessionMode"},
+            )
+        if child_id is not None and (type(child_id) is not str or not child_id.strip()):
+            raise OrchestrationConfigError(
+                "A durable child id must be a non-blank string.", details={"field": "childId"}
+            )
         try:
             if not isinstance(context, Unset):
                 assert_json_value(context, "context")
