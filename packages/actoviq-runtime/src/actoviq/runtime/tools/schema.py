@@ -49,6 +49,7 @@ def compile_json_schema(schema: Mapping[str, object]) -> Callable[[object], None
     # Imported here: jsonschema costs ~60 ms to import and `import actoviq.runtime` stays fast.
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
+    from referencing import Registry
 
     document = cast(JsonObject, clone_json_value(dict(schema), "Tool JSON Schema"))
     try:
@@ -56,7 +57,11 @@ def compile_json_schema(schema: Mapping[str, object]) -> Callable[[object], None
     except SchemaError as error:
         raise ToolDefinitionError(f"Invalid tool JSON Schema: {error.message}") from None
     _check_references(document)
-    validator: Validator = Draft202012Validator(document)
+    # An empty registry: a reference outside the document is unresolvable. Without it jsonschema
+    # falls back to fetching unknown references with urllib, so a schema from an MCP server (or
+    # any untrusted source) could make the host connect anywhere (SSRF) or read file: URLs,
+    # blocking the event loop meanwhile ("$dynamicRef" is not covered by _check_references).
+    validator: Validator = Draft202012Validator(document, registry=Registry())
     fast = _fast_object_check(document)
 
     def validate(value: object) -> None:
