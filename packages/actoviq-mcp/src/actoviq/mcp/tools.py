@@ -225,7 +225,22 @@ class McpToolset(Sequence[RuntimeTool]):
             existing = self._tools.get(name)
             built[name] = existing if existing is not None else self._build(mcp_tool, name)
         added = [tool for name, tool in built.items() if name not in self._tools]
-        self._current = tuple(built.values())
+        # A tool that appears later under the name of another tool already in a registry (a
+        # local "wire_money") is never registered; it must not be offered under that name either,
+        # or AgentSpec(tools=toolset.names()) would hand the agent the other tool.
+        taken = {
+            tool.name
+            for tool in added
+            for registry in self._registries
+            if registry.has(tool.name) and registry.resolve(tool.name) is not tool
+        }
+        for name in sorted(taken):
+            _log.warning(
+                'MCP tool "%s" of server "%s" not offered: the name is taken by another tool.',
+                names[name],
+                server.name,
+            )
+        self._current = tuple(tool for name, tool in built.items() if name not in taken)
         for name, tool in self._tools.items():
             built.setdefault(name, tool)  # removed tools stay registered; calls get not_found
             names.setdefault(name, self._mcp_names[name])
@@ -233,7 +248,7 @@ class McpToolset(Sequence[RuntimeTool]):
         self._mcp_names = names
         for registry in self._registries:
             for tool in added:
-                if not registry.has(tool.name):
+                if tool.name not in taken and not registry.has(tool.name):
                     registry.register(tool)
         self.version += 1
 
