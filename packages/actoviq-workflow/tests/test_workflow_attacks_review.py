@@ -11,6 +11,7 @@ import asyncio
 import os
 import shutil
 import stat
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +30,8 @@ from actoviq.workflow import (
     read_workspace_file,
     workflow_request_from_json,
 )
+
+from .conftest import LOCAL_AVAILABLE, LOCAL_REASON
 
 
 def untrusted(source: object, workspace: Path) -> UntrustedWorkflowRequest:
@@ -291,3 +294,60 @@ def remove_the_chain(workspace: Path) -> None:
             os.rmdir("d", dir_fd=fd)
     finally:
         os.close(fd)
+
+
+HOST = """
+import asyncio, sys
+from actoviq.workflow import LocalIsolatedProcessWorkflowExecutor, UntrustedWorkflowRequest
+SCRIPT = (
+    "import os, time\\n"
+    "def main(context):\\n"
+    "    with open('pid', 'w') as handle:\\n"
+    "        handle.write(str(os.getpid()) + '\\\\n')\\n"
+    "    time.sleep(60)\\n"
+)
+async def main():
+    async with LocalIsolatedProcessWorkflowExecutor() as executor:
+        await executor.execute(UntrustedWorkflowRequest(source=SCRIPT, workspace_dir=sys.argv[1]))
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(not LOCAL_AVAILABLE, reason=f"local sandbox layers unavailable: {LOCAL_REASON}")
+async def test_a_child_does_not_outlive_a_host_that_was_killed(workspace: Path) -> None:
+    # The host enforces the deadline and kills the process group; when the host itself was
+    # SIGKILLed, a script that only sleeps kept running (bubblewrap has --die-with-parent).
+    host = await asyncio.create_subprocess_exec(sys.executable, "-c", HOST, str(workspace))
+    try:
+        child = int(await poll(lambda: read_pid(workspace / "pid"), attempts=1500))
+    finally:
+        host.kill()
+        await host.wait()
+    assert child > 0, "the script never started"
+    assert await poll(lambda: not pid_alive(child), attempts=500), "the child outlived the host"
+
+
+async def poll(check: Callable[[], int | bool], *, attempts: int) -> int | bool:
+    """Call ``check`` every 20 ms until it returns something true (a wait, not a timing test)."""
+    for _ in range(attempts):
+        outcome = check()
+        if outcome:
+            return outcome
+        await asyncio.sleep(0.02)
+    return check()
+
+
+def read_pid(path: Path) -> int:
+    try:
+        text = path.read_text()
+    except OSError:
+        return 0
+    return int(text) if text.endswith("\n") else 0
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")

@@ -33,6 +33,8 @@ def _bootstrap() -> None:
     import resource
     import stat
 
+    parent = os.getppid()  # the host (bubblewrap's init inside its PID namespace)
+
     config = json.loads(sys.argv[1])
     limits = config["resourceLimits"]
     workspace = config["workspaceDir"]
@@ -51,6 +53,11 @@ def _bootstrap() -> None:
             sys.stderr.write(f"workflow sandbox setup failed: {error}\n")
             sys.stderr.flush()
             os._exit(4)
+    # A host that crashes or is killed takes the child with it (after the uid switch above).
+    try:
+        die_with_parent(parent)  # noqa: F821  # pyright: ignore[reportUndefinedVariable]
+    except OSError:
+        os._exit(4)
     # Nothing the host passed for the setup (bubblewrap's user namespace descriptor, ...) stays
     # open for the script: only stdin, stdout and stderr survive (close_range).
     os.closerange(3, 2**31 - 1)

@@ -20,6 +20,8 @@ uid), ``PR_SET_NO_NEW_PRIVS``, Landlock, seccomp.
 import ctypes
 import os
 
+_PR_SET_PDEATHSIG = 1
+_SIGKILL = 9
 _PR_SET_SECCOMP = 22
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_GET_NO_NEW_PRIVS = 39
@@ -128,6 +130,17 @@ def load_seccomp(program):
         libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0),
         "prctl(PR_SET_SECCOMP)",
     )
+
+
+def die_with_parent(parent):
+    """SIGKILL this process when the host that started it (pid ``parent``) dies.
+
+    Without it a script that only sleeps outlives a host that crashed or was killed (the host's
+    deadline and group kill die with it). Set after the uid switch, which clears the setting.
+    """
+    _check(_libc().prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+    if os.getppid() != parent:  # the host died before the setting took effect
+        raise OSError(3, "the host exited while the sandbox was being set up")
 
 
 def apply_kernel_layers(spec):
