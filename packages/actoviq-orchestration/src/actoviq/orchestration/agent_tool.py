@@ -35,6 +35,7 @@ from actoviq.core import (
 )
 from actoviq.events import current_trace_context
 from actoviq.orchestration.child_runner import ChildRunner
+from actoviq.orchestration.child_support import check_policy_declaration
 from actoviq.orchestration.conversation import ConversationOwner, ConversationState
 from actoviq.orchestration.errors import AgentToolError
 from actoviq.orchestration.outcomes import COLLECT, ChildFailurePolicy, ChildRunOutcome
@@ -127,6 +128,11 @@ class AgentTool:
         timeout_ms: the tool's own timeout.
         narrow: how the child's scope is stricter than the manager's.
         reserve_tokens: tokens reserved on the ledger for each child.
+
+    Raises:
+        AgentToolError: a blank name.
+        ChildPolicyError: ``retry-safe`` for a side-effect child, or for an idempotent write
+            without ``idempotency_key`` (every call would refuse it).
     """
 
     def __init__(
@@ -151,6 +157,7 @@ class AgentTool:
         resolved = (name if name is not None else agent.id).strip()
         if not resolved:
             raise AgentToolError("Agent tool name must not be empty.", details={"field": "name"})
+        check_policy_declaration(failure_policy, effect, keyed=idempotency_key is not None)
         self.agent = agent
         self.runner = runner
         self.name = resolved

@@ -33,6 +33,7 @@ __all__ = [
     "budget_json",
     "cancel_error",
     "check_policy",
+    "check_policy_declaration",
     "child_session_id",
     "failed_usage",
     "last_sequence",
@@ -98,7 +99,21 @@ def check_policy(
     policy: ChildFailurePolicy, effect: ToolEffect | None, idempotency_key: str | None
 ) -> None:
     """Refuse ``retry-safe`` for a side-effect child, or an idempotent write without a key."""
-    if policy.mode != "retry-safe":
+    check_policy_declaration(
+        policy, effect, keyed=bool(idempotency_key and idempotency_key.strip())
+    )
+
+
+def check_policy_declaration(
+    policy: ChildFailurePolicy | None, effect: ToolEffect | None, *, keyed: bool
+) -> None:
+    """:func:`check_policy` where the child is declared (an agent tool, a handoff, a node).
+
+    ``keyed`` says whether an idempotency key will be supplied. The same rule refuses the
+    declaration that every run of it would refuse, when it is built instead of at its first
+    call.
+    """
+    if policy is None or policy.mode != "retry-safe":
         return
     resolved = effect or "side-effect"
     if resolved == "side-effect":
@@ -106,7 +121,7 @@ def check_policy(
             "retry-safe is only valid for read or idempotent-write child executions.",
             details={"effect": resolved},
         )
-    if resolved == "idempotent-write" and not (idempotency_key and idempotency_key.strip()):
+    if resolved == "idempotent-write" and not keyed:
         raise ChildPolicyError(
             "retry-safe idempotent-write execution requires an idempotencyKey.",
             details={"effect": resolved},

@@ -31,6 +31,7 @@ from actoviq.core import (
     PreservedItem,
 )
 from actoviq.orchestration.child_runner import ChildRunner, EventCallback
+from actoviq.orchestration.child_support import check_policy_declaration
 from actoviq.orchestration.conversation import ConversationOwner, ConversationState
 from actoviq.orchestration.errors import HandoffError
 from actoviq.orchestration.outcomes import COLLECT, ChildFailurePolicy, ChildRunOutcome
@@ -62,6 +63,11 @@ HandoffInputFilter = Callable[
 """``(items, context) -> items`` (may be async): what of the conversation the target sees."""
 
 
+def _check_handoff_policy(policy: ChildFailurePolicy | None) -> None:
+    # A handoff target takes over the conversation with its side effects: never retry-safe.
+    check_policy_declaration(policy, None, keyed=False)
+
+
 @attrs.frozen(kw_only=True, slots=True)
 class HandoffSpec:
     """One handoff: its id (also the tool name the model sees), the target and how to hand over.
@@ -72,7 +78,8 @@ class HandoffSpec:
         description: what the model is told about the handoff.
         input_filter: what of the conversation the target sees (default: all of it).
         child_context: the target run's context (a value).
-        failure_policy: default ``collect`` (a failed target still owns the conversation).
+        failure_policy: default ``collect`` (a failed target still owns the conversation);
+            ``retry-safe`` is refused (``ChildPolicyError``): a target is a side-effect child.
         metadata: passed to ``beforeHandoff`` and the target's run metadata.
     """
 
@@ -81,7 +88,9 @@ class HandoffSpec:
     description: str | None = None
     input_filter: HandoffInputFilter | None = None
     child_context: Any = None
-    failure_policy: ChildFailurePolicy | None = None
+    failure_policy: ChildFailurePolicy | None = attrs.field(
+        default=None, validator=lambda _, __, value: _check_handoff_policy(value)
+    )
     metadata: JsonObject | None = None
 
     def ref(self) -> HandoffRef:

@@ -23,6 +23,7 @@ import attrs
 
 from actoviq.core import AgentSpec, JsonObject
 from actoviq.orchestration.child_runner import ChildRunner
+from actoviq.orchestration.child_support import check_policy_declaration
 from actoviq.orchestration.errors import OrchestrationError
 from actoviq.orchestration.graph import (
     NodeContext,
@@ -82,6 +83,8 @@ def agent_workflow_node(
     Raises:
         PresetError: ``output`` is neither ``"outcome"`` nor ``"value"``, or ``input`` is not
             callable.
+        ChildPolicyError: ``retry-safe`` for a side-effect child, or for an idempotent write
+            without ``idempotency_key`` (every run would refuse it).
     """
     if output not in ("outcome", "value"):
         raise PresetError(
@@ -89,6 +92,7 @@ def agent_workflow_node(
         )
     if not callable(input):
         raise PresetError("agent_workflow_node input must be a callable of the node context.")
+    check_policy_declaration(failure_policy, effect, keyed=idempotency_key is not None)
 
     async def execute(ctx: NodeContext) -> Any:
         outcome: ChildRunOutcome = await runner.run(
