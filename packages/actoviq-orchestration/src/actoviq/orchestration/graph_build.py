@@ -16,7 +16,15 @@ import attrs
 
 from actoviq.orchestration.graph_model import WorkflowEdge, WorkflowGraphError, WorkflowNode
 
-__all__ = ["async_def", "call", "check_edges", "check_nodes", "clean_id", "topological"]
+__all__ = [
+    "async_def",
+    "call",
+    "check_edges",
+    "check_nodes",
+    "clean_id",
+    "listed_of",
+    "topological",
+]
 
 
 def clean_id(value: object, label: str) -> str:
@@ -26,26 +34,33 @@ def clean_id(value: object, label: str) -> str:
     return value.strip()
 
 
-def _listed(values: object, kind: type[Any], label: str) -> list[Any]:
-    """``values`` as a list of ``kind`` (a string, a non-iterable or a foreign element refused)."""
+def listed_of(
+    values: object,
+    kind: type[Any],
+    what: str,
+    error: Callable[[str], Exception] = WorkflowGraphError,
+) -> list[Any]:
+    """``values`` as a list of ``kind``, else ``error("<what> must be a list of <kind>...")``.
+
+    A string, a mapping, a non-iterable or an element of another type is refused.
+    """
+    wanted = f"{what} must be a list of {kind.__name__}"
     if isinstance(values, str | bytes | Mapping):
-        raise WorkflowGraphError(f"Workflow {label} must be a list of {kind.__name__}.")
+        raise error(f"{wanted}.")
     try:
         listed = list(cast(Iterable[Any], values))
     except TypeError:
-        raise WorkflowGraphError(f"Workflow {label} must be a list of {kind.__name__}.") from None
+        raise error(f"{wanted}.") from None
     for value in listed:
         if not isinstance(value, kind):
-            raise WorkflowGraphError(
-                f"Workflow {label} must be a list of {kind.__name__}, got {type(value).__name__}."
-            )
+            raise error(f"{wanted}, got {type(value).__name__}.")
     return listed
 
 
 def check_nodes(nodes: Iterable[WorkflowNode]) -> dict[str, WorkflowNode]:
     """The nodes by their stripped id, each checked (one of execute/reduce, known policies)."""
     by_id: dict[str, WorkflowNode] = {}
-    for node in _listed(nodes, WorkflowNode, "nodes"):
+    for node in listed_of(nodes, WorkflowNode, "Workflow nodes"):
         node_id = clean_id(node.id, "node")
         if node_id in by_id:
             raise WorkflowGraphError(f'Duplicate workflow node "{node_id}".')
@@ -75,7 +90,7 @@ def check_edges(
     """The edges with stripped ends, checked against ``nodes``, sorted by (source, target)."""
     checked: list[WorkflowEdge] = []
     seen: set[tuple[str, str]] = set()
-    for edge in _listed(edges, WorkflowEdge, "edges"):
+    for edge in listed_of(edges, WorkflowEdge, "Workflow edges"):
         source = clean_id(edge.source, "edge source")
         target = clean_id(edge.target, "edge target")
         if edge.when is not None and not callable(edge.when):

@@ -16,8 +16,8 @@ share the runtime, its providers and services, the budget, the permits and the t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar, Literal, cast
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Literal
 
 import attrs
 
@@ -31,6 +31,7 @@ from actoviq.orchestration.graph import (
     WorkflowGraph,
     WorkflowNode,
 )
+from actoviq.orchestration.graph_build import listed_of
 from actoviq.orchestration.graph_model import RouteFn
 from actoviq.orchestration.outcomes import ChildFailurePolicy, ChildRunOutcome
 from actoviq.runtime import AgentInput, ToolEffect
@@ -112,21 +113,7 @@ def agent_workflow_node(
 
 def _nodes_of(values: object, kind: type[Any], label: str) -> list[Any]:
     """``values`` as a list of ``kind`` (else :class:`PresetError` naming ``label``)."""
-    if isinstance(values, str | bytes | Mapping):
-        raise PresetError(f"Orchestration preset {label} must be a list of {kind.__name__}.")
-    try:
-        listed = list(cast(Iterable[Any], values))
-    except TypeError:
-        raise PresetError(
-            f"Orchestration preset {label} must be a list of {kind.__name__}."
-        ) from None
-    for value in listed:
-        if not isinstance(value, kind):
-            raise PresetError(
-                f"Orchestration preset {label} must be a list of {kind.__name__}, "
-                f"got {type(value).__name__}."
-            )
-    return listed
+    return listed_of(values, kind, f"Orchestration preset {label}", PresetError)
 
 
 def _members(members: Sequence[WorkflowNode]) -> list[WorkflowNode]:
