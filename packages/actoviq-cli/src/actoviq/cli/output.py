@@ -10,6 +10,7 @@ document is also written to stdout. ``rich`` is imported on first styled write o
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sys
 import traceback
@@ -22,10 +23,10 @@ from actoviq.cli.exit_codes import ExitCode
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["Output", "dumps_line", "escape_terminal_controls"]
+__all__ = ["Output", "dumps_line"]
 
 
-def escape_terminal_controls(text: str, *, single_line: bool = False) -> str:
+def _escape(text: str, *, single_line: bool = False) -> str:
     """:func:`actoviq.surfaces.escape_terminal_controls`, imported on first use (start-up)."""
     from actoviq.surfaces import escape_terminal_controls as escape
 
@@ -89,7 +90,7 @@ class Output:
             self._err_console = Console(file=self.stderr, highlight=False, soft_wrap=True)
         return self._err_console
 
-    @property
+    @functools.cached_property
     def is_terminal(self) -> bool:
         """Whether stdout is a terminal (then model text is shown with controls escaped)."""
         isatty = getattr(self.stdout, "isatty", None)
@@ -99,15 +100,13 @@ class Output:
             return False
 
     def write(self, text: str, style: str | None = None) -> None:
-        """Write a text chunk to stdout (no markup), styled, without a newline.
+        """Write a text chunk to stdout as given (no markup), styled, without a newline.
 
-        On a terminal, control characters (escape sequences, carriage returns, bidirectional
-        overrides) show as visible escapes; into a pipe or file the text goes as is.
+        The chunks come from the terminal sink's renderer, which already shows control
+        characters as visible escapes when stdout is a terminal (:attr:`is_terminal`).
         """
         if not text:
             return
-        if self.is_terminal:
-            text = escape_terminal_controls(text)
         if style is None:
             self.stdout.write(text)
         else:
@@ -122,7 +121,7 @@ class Output:
         A plain line shows control characters as visible escapes on a terminal.
         """
         if isinstance(renderable, str) and self.is_terminal:
-            renderable = escape_terminal_controls(renderable)
+            renderable = _escape(renderable)
         self.console.print(renderable, style=style, markup=False)
 
     def note(self, text: str, style: str | None = "dim") -> None:
@@ -132,7 +131,7 @@ class Output:
         """
         from rich.text import Text
 
-        self.err_console.print(Text(escape_terminal_controls(text), style=style or ""))
+        self.err_console.print(Text(_escape(text), style=style or ""))
 
     # -- errors ------------------------------------------------------------------------------
 
@@ -143,8 +142,6 @@ class Output:
         if self.json_mode:
             with contextlib.suppress(OSError, ValueError):  # stdout closed: stderr still says it
                 self.emit(error_document(error))
-        self.stderr.write(
-            f"actoviq: {escape_terminal_controls(one_line(error), single_line=True)}\n"
-        )
+        self.stderr.write(f"actoviq: {_escape(one_line(error), single_line=True)}\n")
         self.stderr.flush()
         return exit_code_for(error)

@@ -101,10 +101,6 @@ def escape_terminal_controls(text: str, *, single_line: bool = False) -> str:
     return pattern.sub(_visible, text)
 
 
-def _label(value: object) -> str:
-    return escape_terminal_controls(str(value), single_line=True)
-
-
 @attrs.frozen(kw_only=True, slots=True)
 class TextRenderOptions:
     """What :class:`TextRenderer` shows.
@@ -230,7 +226,7 @@ class TextRenderer:
             outcome = self._tool_outcome(event)
             if self._open_tool is not None and self._open_tool == data.get("callId"):
                 if self.options.escape_controls:
-                    outcome = _label(outcome)
+                    outcome = escape_terminal_controls(outcome, single_line=True)
                 out.append(f" -> {outcome}\n")
                 self._open_tool = None
                 self._at_line_start = True
