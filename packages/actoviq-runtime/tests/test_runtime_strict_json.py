@@ -12,7 +12,9 @@ from actoviq.core import (
     MAX_JSON_DEPTH,
     MAX_SAFE_INTEGER,
     CheckedJsonObject,
+    CheckedJsonTemplate,
     ItemValidationError,
+    JsonHandOff,
     JsonObject,
     JsonValueError,
     ToolCallItem,
@@ -167,6 +169,39 @@ async def test_checked_metadata_is_taken_without_a_second_walk_and_user_keys_sti
     )
     with pytest.raises(ItemValidationError):
         await runtime.run(make_agent(), "hi", metadata=cast(Any, ["not", "an", "object"]))
+    assert len(provider.requests) == 2
+
+
+async def test_a_metadata_hand_off_is_taken_once_uncopied_and_user_keys_still_checked() -> None:
+    provider = ScriptedProvider(turns=["one", "two", "three"])
+    runtime = scripted_runtime(provider)
+    template = CheckedJsonTemplate(
+        CheckedJsonObject({"runId": "", "trace": CheckedJsonObject({"spanId": "s"}, max_depth=2)}),
+        ["runId"],
+    )
+    handed = template.hand_off("r1")
+    result = await runtime.run(make_agent(), "hi", metadata={"note": "n", "orchestration": handed})
+    assert handed.taken
+    assert result.metadata == {
+        "note": "n",
+        "orchestration": {"runId": "r1", "trace": {"spanId": "s"}},
+    }
+    assert result.metadata is not None and type(result.metadata["orchestration"]) is dict
+    # Taken once: a second run with the same hand-off is refused before any model call.
+    with pytest.raises(ItemValidationError, match="already taken") as caught:
+        await runtime.run(make_agent(), "hi", metadata={"orchestration": handed})
+    assert caught.value.field == "metadata"
+    whole = await runtime.run(make_agent(), "hi", metadata=JsonHandOff({"runId": "w"}))
+    assert whole.metadata == {"runId": "w"}
+    # The caller's own keys beside a hand-off are still validated.
+    with pytest.raises(ItemValidationError) as refused:
+        await runtime.run(
+            make_agent(), "hi", metadata={"bad": 2**60, "orchestration": template.hand_off("r2")}
+        )
+    assert (refused.value.reason, refused.value.path) == ("unsafe-integer", "$.bad")
+    with pytest.raises(ItemValidationError) as keyed:
+        await runtime.run(make_agent(), "hi", metadata={1: template.hand_off("r3")})  # pyright: ignore[reportArgumentType]
+    assert keyed.value.reason == "non-string-key"
     assert len(provider.requests) == 2
 
 

@@ -114,6 +114,7 @@ from actoviq.core.json import (
     loads_strict,
     well_formed_text,
 )
+from actoviq.core.json_handoff import JsonHandOff
 from actoviq.core.model_ref import ModelRef, ModelRefParts, model_ref_parts, parse_model_ref
 from actoviq.core.model_settings import (
     REASONING_EFFORTS,
@@ -198,6 +199,7 @@ __all__ = [
     "InterruptionKind",
     "ItemValidationError",
     "JsonArray",
+    "JsonHandOff",
     "JsonLike",
     "JsonObject",
     "JsonPrimitive",

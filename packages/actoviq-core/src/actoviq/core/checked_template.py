@@ -19,10 +19,12 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, final
+from typing import Final, Literal, final
 
+from actoviq.core._json_builders import Builder, builder_for
 from actoviq.core._json_rules import MAX_SAFE_INTEGER
 from actoviq.core.checked_json import (
+    DEFAULT_CHECKED_DEPTH,
     CheckedJsonObject,
     _find_surrogate,  # pyright: ignore[reportPrivateUsage]
     _made,  # pyright: ignore[reportPrivateUsage]
@@ -30,6 +32,10 @@ from actoviq.core.checked_json import (
 )
 from actoviq.core.errors import JsonValueError
 from actoviq.core.json import json_value_error
+from actoviq.core.json_handoff import (
+    JsonHandOff,
+    _handed,  # pyright: ignore[reportPrivateUsage]
+)
 
 __all__ = ["CheckedJsonTemplate"]
 
@@ -72,6 +78,24 @@ _Step = tuple[
 ]
 
 
+def _all_scalars(values: tuple[object, ...]) -> bool:
+    """Whether every value is a strict JSON scalar (else :meth:`_refused` says which)."""
+    for value in values:
+        kind = type(value)
+        if kind is str:
+            if not value.isascii() and _find_surrogate(value) is not None:  # type: ignore[union-attr, arg-type]
+                return False
+        elif kind is int:
+            if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:  # type: ignore[operator]
+                return False
+        elif kind is float:
+            if value - value != 0.0:  # type: ignore[operator]  # NaN and ±inf give NaN
+                return False
+        elif value is not None and kind is not bool:
+            return False
+    return True
+
+
 def _path_text(path: tuple[str, ...]) -> str:
     return "$" + "".join(f".{key}" for key in path)
 
@@ -92,7 +116,7 @@ class CheckedJsonTemplate:
             through something that is not a nested checked object.
     """
 
-    __slots__ = ("_count", "_label", "_paths", "_steps")
+    __slots__ = ("_base", "_built", "_count", "_depth", "_label", "_paths", "_steps")
 
     def __init__(
         self,
@@ -131,6 +155,9 @@ class CheckedJsonTemplate:
         self._paths = tuple(paths)
         self._count = len(paths)
         self._label = label
+        self._base = base
+        self._depth = base.max_depth
+        self._built: tuple[Builder, tuple[object, ...]] | Literal[False] | None = None
 
     @property
     def holes(self) -> tuple[tuple[str, ...], ...]:
@@ -148,30 +175,56 @@ class CheckedJsonTemplate:
             raise JsonValueError(
                 self._label, "$", expected=f"{self._count} values, one per hole (got {len(values)})"
             )
-        for value in values:
-            kind = type(value)
-            if kind is str:
-                if not value.isascii() and _find_surrogate(value) is not None:  # type: ignore[union-attr, arg-type]
-                    break
-            elif kind is int:
-                if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:  # type: ignore[operator]
-                    break
-            elif kind is float:
-                if value - value != 0.0:  # type: ignore[operator]  # NaN and ±inf give NaN
-                    break
-            elif value is not None and kind is not bool:
-                break
+        if not _all_scalars(values):
+            raise self._refused(values)
+        made: list[CheckedJsonObject] = []
+        for data, own, kids, nested, depth in self._steps:
+            copy = data.copy()
+            for key, index in own:
+                copy[key] = values[index]
+            for key, index in kids:
+                copy[key] = made[index]
+            made.append(_made(copy, nested, depth))
+        return made[-1]
+
+    def hand_off(self, *values: object) -> JsonHandOff:
+        """Like :meth:`fill`, as a :class:`~actoviq.core.JsonHandOff` of a fresh plain object.
+
+        The plain object is built straight from the checked shape (every array and object a
+        new one, the holes set to ``values``) by a function made once per shape, with no
+        intermediate checked copies and no walk: its receiver takes it without copying it
+        again. Only ``values`` are checked.
+
+        Raises:
+            JsonValueError: wrong number of values, a value that is not a strict JSON scalar
+                (see :meth:`fill`), or a base whose depth bound is above
+                :data:`~actoviq.core.DEFAULT_CHECKED_DEPTH` (it would not fit a hand-off).
+        """
+        if len(values) != self._count:
+            raise JsonValueError(
+                self._label, "$", expected=f"{self._count} values, one per hole (got {len(values)})"
+            )
+        if not _all_scalars(values):
+            raise self._refused(values)
+        built = self._built if self._built is not None else self._builder()
+        if built is False:  # too deep or too large for a builder: a checked fill, copied
+            plain = self.fill(*values).to_json()
         else:
-            made: list[CheckedJsonObject] = []
-            for data, own, kids, nested, depth in self._steps:
-                copy = data.copy()
-                for key, index in own:
-                    copy[key] = values[index]
-                for key, index in kids:
-                    copy[key] = made[index]
-                made.append(_made(copy, nested, depth))
-            return made[-1]
-        raise self._refused(values)
+            builder, scalars = built
+            plain = builder(*values, *scalars)
+        return _handed(plain, self._label, self._depth)  # pyright: ignore[reportArgumentType]
+
+    def _builder(self) -> tuple[Builder, tuple[object, ...]] | Literal[False]:
+        """The builder of the base's shape (made on the first :meth:`hand_off`)."""
+        if self._depth > DEFAULT_CHECKED_DEPTH:
+            raise JsonValueError(
+                self._label,
+                "$",
+                expected=f"a template bounded within {DEFAULT_CHECKED_DEPTH} levels to hand off",
+            )
+        built = builder_for(self._base, self._paths)
+        self._built = built if built is not None else False
+        return self._built
 
     def _refused(self, values: tuple[object, ...]) -> JsonValueError:
         for index, value in enumerate(values):

@@ -22,8 +22,10 @@ from actoviq.core import (
     CanonicalItem,
     CheckedJsonObject,
     ItemValidationError,
+    JsonHandOff,
     JsonLike,
     JsonObject,
+    JsonValueError,
     ModelSettings,
     PreservedItem,
     RunError,
@@ -74,7 +76,8 @@ class RunOptions(TypedDict, total=False):
         expected_session_revision: CAS on the session revision at the start (Q16).
         workspace_id: the workspace the run belongs to.
         metadata: a JSON object carried on the state and the result (a
-            :class:`~actoviq.core.CheckedJsonObject`, whole or as a value, is not checked again).
+            :class:`~actoviq.core.CheckedJsonObject`, whole or as a value, is not checked again;
+            a :class:`~actoviq.core.JsonHandOff`, whole or as a value, is taken as is, once).
         run_id: the run id (a new UUID when omitted).
         parent_run_id: the parent run of a child run.
         parent_trace: the parent's trace context (else the current one, else a root trace).
@@ -100,7 +103,7 @@ class RunOptions(TypedDict, total=False):
     tenant_id: str | None
     expected_session_revision: str | None
     workspace_id: str | None
-    metadata: Mapping[str, JsonLike] | None
+    metadata: Mapping[str, JsonLike | JsonHandOff] | JsonHandOff | None
     run_id: str | None
     parent_run_id: str | None
     parent_trace: TraceContext | None
@@ -272,12 +275,16 @@ def run_metadata(given: object) -> dict[str, object] | None:
     """A run's metadata as the plain object its state keeps (strict JSON, checked).
 
     A :class:`~actoviq.core.CheckedJsonObject` (as the whole object or as a top-level value) was
-    checked when it was made: it is copied, not walked again (its key still is). Everything
-    else is validated; ASCII keys holding ASCII text, a bool or None need no walk.
+    checked when it was made: it is copied, not walked again (its key still is). A
+    :class:`~actoviq.core.JsonHandOff` was checked too and is fresh: it is taken as it is (no
+    copy; a hand-off taken before is refused). Everything else is validated; ASCII keys holding
+    ASCII text, a bool or None need no walk.
 
     Raises:
         ItemValidationError: not a JSON object, or a value that is not strict JSON.
     """
+    if type(given) is JsonHandOff:
+        return _taken(given)  # pyright: ignore[reportReturnType]
     if type(given) is CheckedJsonObject:
         return given.to_json()  # pyright: ignore[reportReturnType]
     if given is None:
@@ -295,7 +302,10 @@ def run_metadata(given: object) -> dict[str, object] | None:
     walk: dict[object, object] | None = None  # what still needs the strict JSON walk
     for key, value in source.items():
         kind = type(value)
-        if kind is CheckedJsonObject:
+        if kind is JsonHandOff:
+            metadata[key] = _taken(value)  # pyright: ignore[reportArgumentType]
+            value = None  # checked when it was made: only its key is left to check
+        elif kind is CheckedJsonObject:
             metadata[key] = value.to_json()  # pyright: ignore[reportUnknownMemberType, reportAttributeAccessIssue]
             value = None  # checked when it was made: only its key is left to check
         else:
@@ -314,6 +324,15 @@ def run_metadata(given: object) -> dict[str, object] | None:
                 error.message, field="metadata", path=error.path, reason=error.reason
             )
     return metadata  # pyright: ignore[reportReturnType]
+
+
+def _taken(handed: JsonHandOff) -> JsonObject:
+    try:
+        return handed.take()
+    except JsonValueError as error:
+        raise ItemValidationError(
+            "Run metadata must not reuse a JsonHandOff that was already taken.", field="metadata"
+        ) from error
 
 
 def fresh_state(
