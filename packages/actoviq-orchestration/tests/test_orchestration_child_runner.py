@@ -298,6 +298,13 @@ async def test_siblings_fill_their_own_fields_into_the_parents_metadata_template
         bad = await runner.run(
             root, agent("worker"), "go", idempotency_key="\ud800", failure_policy=COLLECT
         )
+        # Another parent of the same shape shares the compiled builder, never the values.
+        other = runner.create_root(run_id="other")
+        elsewhere = await runner.run(other, agent("worker"), "go")
+    assert elsewhere.result is not None and elsewhere.result.metadata is not None
+    theirs: Any = elsewhere.result.metadata["orchestration"]
+    assert (theirs["parentRunId"], theirs["runId"]) == ("other", elsewhere.child_run_id)
+    assert theirs["trace"]["traceId"] == other.trace.trace_id != root.trace.trace_id
     injected: list[Any] = []
     for outcome in outcomes:
         assert outcome.result is not None and outcome.result.metadata is not None
@@ -309,11 +316,16 @@ async def test_siblings_fill_their_own_fields_into_the_parents_metadata_template
     assert [item["budget"]["childRunsStarted"] for item in injected] == [1, 2, 3]
     injected[0]["securityPolicy"]["id"] = "changed"
     injected[0]["trace"]["traceId"] = "changed"
+    injected[0]["securityPolicy"]["attributes"]["added"] = 1
+    injected[0]["workspacePolicy"]["allowedRoots"].append("/elsewhere")
     assert injected[1]["securityPolicy"] == injected[2]["securityPolicy"]
+    assert injected[1]["securityPolicy"]["attributes"] == {}
+    assert injected[1]["workspacePolicy"]["allowedRoots"] == []
+    assert injected[1]["parentRunId"] == "root" and injected[1]["depth"] == 1
     assert injected[1]["securityPolicy"]["id"] != "changed"
     assert injected[1]["trace"]["traceId"] == outcomes[1].scope.trace.trace_id
     assert bad.status == "failed" and bad.error is not None
-    assert bad.error.code == "INVALID_JSON_VALUE" and len(provider.calls) == 3
+    assert bad.error.code == "INVALID_JSON_VALUE" and len(provider.calls) == 4
 
 
 async def test_a_child_that_waited_for_a_permit_sees_the_ledger_when_it_starts() -> None:

@@ -17,6 +17,7 @@ from actoviq.core import (
     AgentSpec,
     CheckedJsonObject,
     CheckedJsonTemplate,
+    JsonHandOff,
     JsonObject,
     RunLimitsPatch,
     Usage,
@@ -218,8 +219,10 @@ class InjectedMetadata:
     budget limits, effect: frozen values inherited by reference) is checked once per parent and
     kept as a :class:`~actoviq.core.CheckedJsonTemplate`; per child only its own scalars (run
     id, span id, budget counters, idempotency key, attempt) are checked and filled in, in one
-    :meth:`~actoviq.core.CheckedJsonTemplate.fill`. The runtime takes the result without
-    walking it again; the caller's own metadata keys are still validated by the runtime.
+    :meth:`~actoviq.core.CheckedJsonTemplate.hand_off`: a fresh plain object the runtime takes
+    as the run's own without walking or copying it again (a
+    :class:`~actoviq.core.JsonHandOff`, given once); the caller's own metadata keys are still
+    validated by the runtime.
     """
 
     def __init__(self) -> None:
@@ -301,7 +304,7 @@ class InjectedMetadata:
         effect: ToolEffect | None,
         idempotency_key: str | None,
         attempt: int,
-    ) -> CheckedJsonObject:
+    ) -> JsonHandOff:
         """The injected object of one attempt of the child run in ``scope``."""
         return self.build_from(
             scope,
@@ -320,9 +323,9 @@ class InjectedMetadata:
         effect: ToolEffect | None,
         idempotency_key: str | None,
         attempt: int,
-    ) -> CheckedJsonObject:
+    ) -> JsonHandOff:
         """:meth:`build` from the ledger's limits and counters (runs, tokens, cost)."""
         runs, tokens, cost = counters
-        return self._base(scope, limits, effect or "side-effect").fill(
+        return self._base(scope, limits, effect or "side-effect").hand_off(
             scope.run_id, scope.trace.span_id, runs, tokens, cost, idempotency_key, attempt
         )
