@@ -180,7 +180,8 @@ async def test_a_metadata_hand_off_is_taken_once_uncopied_and_user_keys_still_ch
         ["runId"],
     )
     handed = template.hand_off("r1")
-    result = await runtime.run(make_agent(), "hi", metadata={"note": "n", "orchestration": handed})
+    given: Any = {"note": "n", "orchestration": handed}  # accepted at run time (not typed)
+    result = await runtime.run(make_agent(), "hi", metadata=given)
     assert handed.taken
     assert result.metadata == {
         "note": "n",
@@ -189,18 +190,20 @@ async def test_a_metadata_hand_off_is_taken_once_uncopied_and_user_keys_still_ch
     assert result.metadata is not None and type(result.metadata["orchestration"]) is dict
     # Taken once: a second run with the same hand-off is refused before any model call.
     with pytest.raises(ItemValidationError, match="already taken") as caught:
-        await runtime.run(make_agent(), "hi", metadata={"orchestration": handed})
+        await runtime.run(make_agent(), "hi", metadata=cast(Any, {"orchestration": handed}))
     assert caught.value.field == "metadata"
-    whole = await runtime.run(make_agent(), "hi", metadata=JsonHandOff({"runId": "w"}))
+    whole = await runtime.run(make_agent(), "hi", metadata=cast(Any, JsonHandOff({"runId": "w"})))
     assert whole.metadata == {"runId": "w"}
     # The caller's own keys beside a hand-off are still validated.
     with pytest.raises(ItemValidationError) as refused:
         await runtime.run(
-            make_agent(), "hi", metadata={"bad": 2**60, "orchestration": template.hand_off("r2")}
+            make_agent(),
+            "hi",
+            metadata=cast(Any, {"bad": 2**60, "orchestration": template.hand_off("r2")}),
         )
     assert (refused.value.reason, refused.value.path) == ("unsafe-integer", "$.bad")
     with pytest.raises(ItemValidationError) as keyed:
-        await runtime.run(make_agent(), "hi", metadata={1: template.hand_off("r3")})  # pyright: ignore[reportArgumentType]
+        await runtime.run(make_agent(), "hi", metadata=cast(Any, {1: template.hand_off("r3")}))
     assert keyed.value.reason == "non-string-key"
     assert len(provider.requests) == 2
 

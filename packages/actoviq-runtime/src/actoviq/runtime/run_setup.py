@@ -77,7 +77,9 @@ class RunOptions(TypedDict, total=False):
         workspace_id: the workspace the run belongs to.
         metadata: a JSON object carried on the state and the result (a
             :class:`~actoviq.core.CheckedJsonObject`, whole or as a value, is not checked again;
-            a :class:`~actoviq.core.JsonHandOff`, whole or as a value, is taken as is, once).
+            a :class:`~actoviq.core.JsonHandOff`, whole or as a value, is taken as is, once: the
+            orchestration layer's hand-off, accepted at run time and not part of this type, so
+            code reading ``metadata`` from options keeps its plain-mapping type).
         run_id: the run id (a new UUID when omitted).
         parent_run_id: the parent run of a child run.
         parent_trace: the parent's trace context (else the current one, else a root trace).
@@ -103,7 +105,7 @@ class RunOptions(TypedDict, total=False):
     tenant_id: str | None
     expected_session_revision: str | None
     workspace_id: str | None
-    metadata: Mapping[str, JsonLike | JsonHandOff] | JsonHandOff | None
+    metadata: Mapping[str, JsonLike] | None
     run_id: str | None
     parent_run_id: str | None
     parent_trace: TraceContext | None
