@@ -27,7 +27,7 @@ DEFAULT_SENSITIVE_KEY_PATTERNS: Final[tuple[str, ...]] = (
     r"(.*_)?((api|access|refresh|auth|id|session|bearer|csrf|xsrf)_?)?token",
     r"(.*_)?(api|private|secret|access|signing|encryption|master)_?key",
     r"(.*_)?((client|shared|app|api)_?)?secret",
-    r"(.*_)?(password|passwd|passphrase)",
+    r"(.*_)?(password|passwd|passphrase|passcode|pwd)",
     r"(set_)?cookie",
     r"(.*_)?credentials?",
     r"(.*_)?signature",
@@ -40,7 +40,8 @@ DEFAULT_SENSITIVE_KEY_PATTERNS: Final[tuple[str, ...]] = (
 They cover the runtime list of spec 03 §5.5 and the stricter surface list of §6.2, e.g.
 ``authorization``, ``proxy-authorization``, ``token``, ``apiToken``, ``x-api-key``, ``api_key``,
 ``openai_api_key``, ``aws_secret_access_key``, ``secret``, ``clientSecret``, ``password``,
-``passwd``, ``cookie``, ``set-cookie``, ``credentials``, ``signature``, ``encrypted_content``.
+``passwd``, ``pwd``, ``db_pwd``, ``cookie``, ``set-cookie``, ``credentials``, ``signature``,
+``encrypted_content``.
 Counters such as ``inputTokens`` or ``maxTokens`` do not match.
 """
 

@@ -25,6 +25,7 @@ from typing import Final
 
 from actoviq.events.errors import EventValidationError
 from actoviq.events.redaction import RedactionPolicy, Redactor
+from actoviq.events.redaction_text import ASSIGNMENT_KEYS, KEY_PREFIX
 
 __all__ = [
     "DEFAULT_MAX_HELD_CHARS",
@@ -37,20 +38,24 @@ DEFAULT_MAX_HELD_CHARS: Final = 1024
 """The longest tail a streamed text holds back (a longer unbroken run is cut at this bound)."""
 
 # Words after which a secret value may still follow past whitespace: the secret-named keys of
-# the assignment rule (optionally quoted, optionally with their ``=``/``:``), ``Bearer``/``Basic``,
+# the assignment rule (with their prefixes, optionally quoted, optionally with their ``=``/``:``),
+# ``authorization``, the one-token authorization schemes (``Bearer``, ``Basic``, ``Token``…),
 # or a lone ``=``/``:``. Matched against one whitespace-free word.
 _KEYWORDS: Final = (
-    r"bearer|basic|(?:x[_-]?)?api[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token"
-    r"|id[_-]?token|password|passwd|passphrase|client[_-]?secret|private[_-]?key|secret|token"
-    r"|authorization"
+    rf"{KEY_PREFIX}(?:{ASSIGNMENT_KEYS}|authorization)"
+    r"|bearer|basic|token|bot|api-?key|ntlm|jwt"
 )
 _CONNECTOR: Final = re.compile(
-    rf"(?:\b(?:{_KEYWORDS})[\"']?(?:[=:][\"']?)?|\A[\"']?[=:][\"']?)\Z", re.IGNORECASE
+    rf"(?:(?:{_KEYWORDS})[\"']?(?:[=:][\"']?)?|\A[\"']?[=:][\"']?)\Z", re.IGNORECASE
 )
 # A cheap necessary condition for a connector word, checked before the regular expressions:
 # it ends in a quote, ``=`` or ``:``, or its last three letters end one of the keywords.
 _SEPARATORS: Final = frozenset("\"'=:")
-_STEM_TAILS: Final = frozenset({"rer", "sic", "key", "ken", "ord", "swd", "ase", "ret", "ion"})
+# (Tails that end common words, such as "code" or "special", are left out: a key ending so
+# still holds once its ``=``/``:`` is written; only "passcode :" split before the colon is not.)
+_STEM_TAILS: Final = frozenset(
+    {"rer", "sic", "key", "ken", "ord", "swd", "pwd", "ase", "ret", "ion", "bot", "tlm", "jwt"}
+)
 _LAST_WORD: Final = re.compile(r"(?<!\S)\S+\Z")
 _WORD_BEFORE: Final = re.compile(r"(?<!\S)\S+\s*\Z")
 # Surface mode: a stack frame still being written (its path not yet complete). A ``File "…"``
