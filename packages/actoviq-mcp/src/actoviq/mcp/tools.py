@@ -37,6 +37,7 @@ from actoviq.mcp.errors import (
     McpResultError,
     McpToolNameError,
 )
+from actoviq.mcp.schema_guard import without_regex
 from actoviq.mcp.server import McpServer
 from actoviq.runtime import (
     RuntimeTool,
@@ -284,8 +285,11 @@ class McpToolset(Sequence[RuntimeTool]):
     def _build(self, mcp_tool: Any, name: str) -> RuntimeTool:
         schema: JsonObject = dict(mcp_tool.input_schema or {"type": "object"})
         try:
-            input_schema = json_schema_input(schema)
-        except ToolDefinitionError as error:
+            # The server's regular expressions never run in the host (ReDoS): validation here
+            # uses the schema without them, the model sees it whole (actoviq.mcp.schema_guard).
+            local = json_schema_input(cast(JsonObject, without_regex(schema)))
+            input_schema = ToolSchema(parse=local.parse, json_schema=schema)
+        except (ToolDefinitionError, RecursionError) as error:
             # The server validates its own input; an uncompilable schema is passed through.
             _log.warning("MCP tool %s input schema not compiled: %s", mcp_tool.name, error)
             input_schema = ToolSchema(json_schema=schema)
