@@ -193,6 +193,7 @@ from actoviq.runtime.stores import (
     pending_interruptions,
 )
 from actoviq.runtime.tools import (
+    DEFAULT_TOOL_MAX_OUTPUT_CHARS,
     DEFAULT_TOOL_MAX_RETRIES,
     AllowDecision,
     DecisionOutcome,
@@ -227,6 +228,7 @@ from actoviq.runtime.tools import (
     ToolInputInvalidError,
     ToolInterruptionRequiredError,
     ToolOutput,
+    ToolOutputTooLargeError,
     ToolPolicy,
     ToolProgressError,
     ToolProgressSink,
@@ -267,6 +269,7 @@ __all__ = [
     "DEFAULT_MAX_CONCURRENT_RUNS",
     "DEFAULT_MAX_TOOL_THREADS",
     "DEFAULT_TENANT_ID",
+    "DEFAULT_TOOL_MAX_OUTPUT_CHARS",
     "DEFAULT_TOOL_MAX_RETRIES",
     "DROPPED_EVENT_TYPE",
     "DURABLE_CHILD_STATUSES",
@@ -433,6 +436,7 @@ __all__ = [
     "ToolInputInvalidError",
     "ToolInterruptionRequiredError",
     "ToolOutput",
+    "ToolOutputTooLargeError",
     "ToolPolicy",
     "ToolProgressError",
     "ToolProgressSink",

@@ -12,6 +12,7 @@ Example:
 from actoviq.runtime.tools.batches import is_parallel_safe, run_in_call_order
 from actoviq.runtime.tools.decorator import FunctionTool, tool
 from actoviq.runtime.tools.descriptor import (
+    DEFAULT_TOOL_MAX_OUTPUT_CHARS,
     DEFAULT_TOOL_MAX_RETRIES,
     RuntimeTool,
     ToolApproval,
@@ -35,6 +36,7 @@ from actoviq.runtime.tools.errors import (
     ToolFailure,
     ToolFailureKind,
     ToolInterruptionRequiredError,
+    ToolOutputTooLargeError,
     ToolProgressError,
     ToolRegistryError,
     ToolRetry,
@@ -85,6 +87,7 @@ from actoviq.runtime.tools.state import (
 )
 
 __all__ = [
+    "DEFAULT_TOOL_MAX_OUTPUT_CHARS",
     "DEFAULT_TOOL_MAX_RETRIES",
     "LOGGER",
     "MAX_DETAIL_CHARS",
@@ -121,6 +124,7 @@ __all__ = [
     "ToolInputInvalidError",
     "ToolInterruptionRequiredError",
     "ToolOutput",
+    "ToolOutputTooLargeError",
     "ToolPolicy",
     "ToolProgressError",
     "ToolProgressSink",

@@ -89,6 +89,7 @@ def tool(
     parallel_safe: bool | None = None,
     metadata: JsonObject | None = None,
     max_retries: int | None = None,
+    max_output_chars: int | None = None,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 
@@ -104,6 +105,7 @@ def tool(
     parallel_safe: bool | None = None,
     metadata: JsonObject | None = None,
     max_retries: int | None = None,
+    max_output_chars: int | None = None,
 ) -> FunctionTool[..., Any] | Callable[[ToolFunction], FunctionTool[..., Any]]:
     """Turn a (sync or async) function into a tool the runtime can run.
 
@@ -122,6 +124,8 @@ def tool(
         metadata: JSON metadata on the descriptor.
         max_retries: consecutive ``ToolRetry`` or invalid-argument calls the tool accepts in a
             run before the run fails (default ``DEFAULT_TOOL_MAX_RETRIES``).
+        max_output_chars: the largest result, in characters of its JSON text (default
+            ``DEFAULT_TOOL_MAX_OUTPUT_CHARS``); a larger one fails the call (``validation``).
 
     Raises:
         ToolDefinitionError: a parameter type cannot be expressed as JSON Schema, or the
@@ -135,6 +139,7 @@ def tool(
         requires_approval=requires_approval,
         parallel_safe=parallel_safe,
         max_retries=max_retries,
+        max_output_chars=max_output_chars,
     )
 
     def decorate(function: ToolFunction) -> FunctionTool[..., Any]:

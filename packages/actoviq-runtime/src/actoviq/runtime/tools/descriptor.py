@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from actoviq.runtime.tools.decisions import InterruptionDecision
 
 __all__ = [
+    "DEFAULT_TOOL_MAX_OUTPUT_CHARS",
     "DEFAULT_TOOL_MAX_RETRIES",
     "RuntimeTool",
     "ToolApproval",
@@ -82,7 +83,14 @@ def _check_effect(_: object, __: object, value: str | None) -> None:
 
 
 DEFAULT_TOOL_MAX_RETRIES = 1
+DEFAULT_TOOL_MAX_OUTPUT_CHARS = 1_000_000
+"""The default bound on a tool result's size (characters of its JSON text, see ToolBehavior)."""
 """Consecutive retries (``ToolRetry`` or invalid arguments) a tool accepts by default."""
+
+
+def _check_output_chars(_: object, __: object, value: int | None) -> None:
+    if value is not None and (type(value) is not int or not 1 <= value <= 2**53 - 1):
+        raise ToolDefinitionError("Tool maxOutputChars must be a positive int.")
 
 
 def _check_retries(_: object, __: object, value: int | None) -> None:
@@ -103,6 +111,12 @@ class ToolBehavior:
         max_retries: how many consecutive calls in a run may end in ``ToolRetry`` or invalid
             arguments before the run fails (``TOOL_RETRIES_EXCEEDED``); None means
             :data:`DEFAULT_TOOL_MAX_RETRIES`. A successful call resets the count.
+        max_output_chars: the largest result the call may return, in characters of its JSON
+            text (plus its ``model_text``); None means :data:`DEFAULT_TOOL_MAX_OUTPUT_CHARS`. A
+            larger result is not truncated: the call fails with kind ``validation`` (cause
+            :class:`~actoviq.runtime.ToolOutputTooLargeError`, code ``TOOL_OUTPUT_TOO_LARGE``,
+            with the size and the limit), so nothing of it reaches the transcript, events or
+            storage, and the model and the host both see why.
     """
 
     effect: ToolEffect | None = attrs.field(default=None, validator=_check_effect)
@@ -111,11 +125,18 @@ class ToolBehavior:
     parallel_safe: bool | None = None
     concurrency_key: str | None = None
     max_retries: int | None = attrs.field(default=None, validator=_check_retries)
+    max_output_chars: int | None = attrs.field(default=None, validator=_check_output_chars)
 
     @property
     def retry_budget(self) -> int:
         """``max_retries``, or the default when undeclared."""
         return DEFAULT_TOOL_MAX_RETRIES if self.max_retries is None else self.max_retries
+
+    @property
+    def output_limit(self) -> int:
+        """``max_output_chars``, or the default when undeclared."""
+        limit = self.max_output_chars
+        return DEFAULT_TOOL_MAX_OUTPUT_CHARS if limit is None else limit
 
 
 def _schema_copy(value: Mapping[str, object]) -> JsonObject:

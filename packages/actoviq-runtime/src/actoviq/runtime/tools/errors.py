@@ -32,6 +32,7 @@ __all__ = [
     "ToolFailure",
     "ToolFailureKind",
     "ToolInterruptionRequiredError",
+    "ToolOutputTooLargeError",
     "ToolProgressError",
     "ToolRegistryError",
     "ToolRetry",
@@ -40,6 +41,27 @@ __all__ = [
 ]
 
 # ToolFailure / ToolExecutionError live in actoviq.core (every layer catches them); re-exported.
+
+
+class ToolOutputTooLargeError(ActoviqError):
+    """A tool returned more than its ``max_output_chars`` (the cause of a ``validation`` failure).
+
+    ``details``: ``toolName``, ``size`` (characters counted, at least ``limit + 1``; counting
+    stops there) and ``limit``.
+    """
+
+    default_code: ClassVar[str] = "TOOL_OUTPUT_TOO_LARGE"
+
+    def __init__(self, tool_name: str, size: int, limit: int) -> None:
+        super().__init__(
+            f'Tool "{tool_name}" returned more than {limit:,} characters of output (its '
+            f"max_output_chars); the result was discarded, nothing of it was recorded. Return "
+            "less (a summary, a page, an artifact) or raise the tool's limit.",
+            details={"toolName": tool_name, "size": size, "limit": limit},
+        )
+        self.tool_name = tool_name
+        self.size = size
+        self.limit = limit
 
 
 class ToolInterruptionRequiredError(ActoviqError):

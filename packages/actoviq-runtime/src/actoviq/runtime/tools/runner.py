@@ -57,6 +57,7 @@ from actoviq.runtime.tools.registry import ToolRegistry
 from actoviq.runtime.tools.runner_support import (
     abort_cause,
     approved,
+    check_output_size,
     error_text,
     run_in_thread,
     runs_on_loop,
@@ -568,11 +569,15 @@ class ToolRunner:
             value: object = to_tool_json(envelope.json_value() if envelope else result)
             if output_schema is not None:
                 value = to_tool_json(output_schema.parse(value))
+            model_text = envelope.model_text if envelope else None
+            check_output_size(prepared.tool.descriptor, ctx, value, model_text)
             return ToolOutput(
                 value=value,
                 artifacts=envelope.artifacts if envelope else (),
-                model_text=envelope.model_text if envelope else None,
+                model_text=model_text,
             )
+        except ToolExecutionError:
+            raise
         except Exception as error:
             raise tool_error(
                 "validation", name, ctx, f'Invalid output from tool "{name}".', error

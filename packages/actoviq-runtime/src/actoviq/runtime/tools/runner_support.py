@@ -15,14 +15,21 @@ from concurrent.futures import Executor
 from typing import Any, Final, cast
 
 from actoviq.core import AbortError, JsonObject, field_replacer
-from actoviq.runtime.tools.descriptor import ToolExecutionContext
-from actoviq.runtime.tools.errors import ToolExecutionError, ToolFailure, ToolFailureKind
+from actoviq.runtime.tools.descriptor import ToolDescriptor, ToolExecutionContext
+from actoviq.runtime.tools.errors import (
+    ToolExecutionError,
+    ToolFailure,
+    ToolFailureKind,
+    ToolOutputTooLargeError,
+)
 from actoviq.runtime.tools.policy import InterruptDecision
 from actoviq.runtime.tools.threads import ToolThreads
+from actoviq.runtime.tools.tool_json import json_size_over
 
 __all__ = [
     "abort_cause",
     "approved",
+    "check_output_size",
     "error_text",
     "failure_json",
     "hand_back",
@@ -144,6 +151,22 @@ def tool_error(
             retryable=kind == "retry",
         )
     )
+
+
+def check_output_size(
+    descriptor: ToolDescriptor, ctx: ToolExecutionContext, value: object, model_text: str | None
+) -> None:
+    """Refuse a result over the tool's ``max_output_chars`` (JSON text plus ``model_text``).
+
+    Raises:
+        ToolExecutionError: kind ``validation``, cause :class:`ToolOutputTooLargeError`.
+    """
+    limit = descriptor.behavior.output_limit
+    text_size = len(model_text) if model_text else 0
+    size = json_size_over(value, limit - text_size)
+    if size is not None:
+        too_large = ToolOutputTooLargeError(descriptor.name, size + text_size, limit)
+        raise tool_error("validation", descriptor.name, ctx, too_large.message, too_large)
 
 
 async def run_in_thread(

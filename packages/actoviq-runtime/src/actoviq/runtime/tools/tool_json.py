@@ -16,7 +16,7 @@ import attrs
 
 from actoviq.core import MAX_WIRE_DEPTH, JsonValueError, converter
 
-__all__ = ["to_tool_json"]
+__all__ = ["json_size_over", "to_tool_json"]
 
 
 def to_tool_json(value: object) -> object:
@@ -75,3 +75,42 @@ def _typed_json(value: object) -> object:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
     return value
+
+
+def json_size_over(value: object, limit: int) -> int | None:
+    """The size of JSON ``value`` when it exceeds ``limit``, else None (counting stops early).
+
+    The size is the length of the value's compact JSON text, with each string counted by its
+    length (escapes not counted): ``len(json.dumps(value, separators=(",", ":")))`` for ASCII
+    text without escapes. Counting stops once past ``limit``, so a huge value costs only
+    ``limit`` characters of work, and a small one a short walk.
+    """
+    if type(value) is str:
+        size = len(value) + 2
+        return size if size > limit else None
+    total = 0
+    stack: list[object] = [value]
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind is str:
+            total += len(cast(str, current)) + 2
+        elif kind is dict:
+            mapping = cast(dict[str, object], current)
+            total += 1 + len(mapping) if mapping else 2  # braces and commas
+            for key, item in mapping.items():
+                total += (len(key) if type(key) is str else len(str(key))) + 3
+                stack.append(item)
+        elif kind is list or kind is tuple:
+            items = cast(Sequence[object], current)
+            total += 1 + len(items) if items else 2
+            stack.extend(items)
+        elif current is None or current is True:
+            total += 4
+        elif current is False:
+            total += 5
+        else:
+            total += len(repr(current))
+        if total > limit:
+            return total
+    return None
