@@ -83,9 +83,9 @@ def _check_effect(_: object, __: object, value: str | None) -> None:
 
 
 DEFAULT_TOOL_MAX_RETRIES = 1
+"""Consecutive retries (``ToolRetry`` or invalid arguments) a tool accepts by default."""
 DEFAULT_TOOL_MAX_OUTPUT_CHARS = 1_000_000
 """The default bound on a tool result's size (characters of its JSON text, see ToolBehavior)."""
-"""Consecutive retries (``ToolRetry`` or invalid arguments) a tool accepts by default."""
 
 
 def _check_output_chars(_: object, __: object, value: int | None) -> None:
