@@ -143,3 +143,22 @@ def test_capability_context_reads_from_its_workspace(tree: tuple[Path, Path]) ->
     bare = CapabilityCallContext(name="x", trust="trusted", signal=signal)
     with pytest.raises(WorkflowWorkspaceError):
         bare.read_workspace_file("out.txt")
+
+
+def test_refuses_a_hard_link_to_a_host_file(tree: tuple[Path, Path]) -> None:
+    # A pre-existing hard link is another name for the host file's inode: no symlink to refuse,
+    # no path outside the workspace, yet reading it would read the host secret.
+    workspace, secret = tree
+    os.link(secret, workspace / "innocent.txt")
+    os.link(secret, workspace / "sub" / "also.txt")
+    assert _refused(workspace, "innocent.txt").reason == "hard-link"
+    assert _refused(workspace, str(workspace / "sub" / "also.txt")).reason == "hard-link"
+
+
+def test_refuses_two_names_for_one_workspace_file_as_well(tree: tuple[Path, Path]) -> None:
+    # From inside, the reader cannot tell a second name in the workspace from one outside.
+    workspace, _ = tree
+    os.link(workspace / "out.txt", workspace / "copy.txt")
+    assert _refused(workspace, "out.txt").reason == "hard-link"
+    os.unlink(workspace / "copy.txt")
+    assert read_workspace_file(workspace, "out.txt") == b"result"

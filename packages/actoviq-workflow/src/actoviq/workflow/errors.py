@@ -225,6 +225,7 @@ class WorkflowWorkspaceError(WorkflowExecutorError):
     Attributes:
         path: the path as given.
         reason: ``outside`` (absolute, ``..`` or escaping the workspace), ``symlink``,
+            ``hard-link`` (more than one link: the inode may be shared with a file outside),
             ``not-regular`` (FIFO, socket, device, directory), ``missing``, ``too-large`` or
             ``unreadable``.
     """

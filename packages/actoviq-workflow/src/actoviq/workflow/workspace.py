@@ -2,7 +2,8 @@
 
 A script controls its workspace: it may leave a symlink to a host secret, a FIFO that blocks the
 reader forever, or a path with ``..`` that climbs out. :func:`read_workspace_file` opens only
-regular files that lie beneath the workspace, without following any symlink: ``openat2`` with
+regular files that lie beneath the workspace, have no other hard link (another name for the
+inode may lie outside the workspace), without following any symlink: ``openat2`` with
 ``RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`` where the kernel has it (Linux >= 5.6), otherwise a
 component-by-component walk with ``O_NOFOLLOW`` from a descriptor of the workspace. The file is
 first opened with ``O_PATH`` (no FIFO or device is ever really opened), checked to be regular,
@@ -106,8 +107,9 @@ def read_workspace_file(
         max_bytes: refuse files larger than this.
 
     Raises:
-        WorkflowWorkspaceError: ``reason`` is ``outside``, ``symlink``, ``not-regular`` (FIFO,
-            socket, device, directory), ``missing``, ``too-large`` or ``unreadable``.
+        WorkflowWorkspaceError: ``reason`` is ``outside``, ``symlink``, ``hard-link`` (the file
+            has more than one link), ``not-regular`` (FIFO, socket, device, directory),
+            ``missing``, ``too-large`` or ``unreadable``.
         WorkflowConfigurationError: an argument of the wrong type (a bytes path, None, ...).
 
     Example:
@@ -142,6 +144,10 @@ def read_workspace_file(
             raise _refuse(shown, "symlink", "it is a symbolic link")
         if not stat.S_ISREG(info.st_mode):
             raise _refuse(shown, "not-regular", "it is not a regular file")
+        if info.st_nlink > 1:
+            # Another name for the same inode may lie outside the workspace (a host file the
+            # script, or an earlier run, linked in): the path alone proves nothing about it.
+            raise _refuse(shown, "hard-link", "it has other hard links (the inode may be shared)")
         if info.st_size > max_bytes:
             raise _refuse(shown, "too-large", f"it is larger than {max_bytes} bytes")
         try:
@@ -152,7 +158,7 @@ def read_workspace_file(
         os.close(target)
     with contextlib.closing(os.fdopen(readable, "rb")) as handle:
         again = os.fstat(handle.fileno())
-        if (again.st_dev, again.st_ino) != (info.st_dev, info.st_ino):
+        if (again.st_dev, again.st_ino) != (info.st_dev, info.st_ino) or again.st_nlink > 1:
             raise _refuse(shown, "unreadable", "the file changed while it was opened")
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
