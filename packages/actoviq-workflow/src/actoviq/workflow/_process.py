@@ -25,6 +25,7 @@ import attrs
 
 from actoviq.core import AbortController, AbortSignal, JsonValue, JsonValueError, dumps_compact
 from actoviq.workflow._boundary import workflow_boundary
+from actoviq.workflow._disk_quota import WorkspaceQuota, run_within_quota
 from actoviq.workflow.capabilities import clone_json_within, invoke_capability
 from actoviq.workflow.errors import (
     CAPABILITY_FAILED_CODE,
@@ -240,6 +241,7 @@ class ChildRun:
     timeout_ms: int
     signal: AbortSignal | None
     pass_fds: tuple[int, ...] = ()
+    workspace_quota_bytes: int | None = None  # ProcessResourceLimits.workspace_bytes
 
 
 def execute_message(run: ChildRun) -> bytes:
@@ -301,8 +303,19 @@ async def run_child(
     if run.signal is not None:
         remove_listener = run.signal.add_listener(settled.abort)
     transport: asyncio.SubprocessTransport | None = None
+    pids: list[int] = []
+
+    def kill() -> None:
+        if pids:
+            _kill_group(pids[0])
+
+    quota = None
+    if run.workspace_quota_bytes is not None:
+        quota = WorkspaceQuota(run.workspace, run.workspace_quota_bytes, kill)
     try:
         async with workflow_boundary(timeout_ms=run.timeout_ms, signal=run.signal):
+            if quota is not None:
+                await quota.start()  # before the spawn: what is there already does not count
             try:
                 transport, _ = await loop.subprocess_exec(
                     lambda: protocol,
@@ -321,7 +334,11 @@ async def run_child(
                     f"Workflow child could not be started: {error.strerror or error}."
                 ) from None
             registry.add(transport)
-            return await _converse(run, protocol, first_message, settled.signal)
+            pids.append(transport.get_pid())
+            conversation = _converse(run, protocol, first_message, settled.signal)
+            if quota is None:
+                return await conversation
+            return await run_within_quota(quota, conversation)
     finally:
         if remove_listener is not None:
             remove_listener()

@@ -191,7 +191,10 @@ class WorkflowConfigurationError(WorkflowExecutorError, ValueError):
 
 
 class WorkflowResourceLimitError(WorkflowExecutorError):
-    """[PY] An OS resource limit stopped the child: ``resource`` is cpu, memory or fileSize."""
+    """[PY] A resource limit stopped the child: ``resource`` is cpu, memory, fileSize or disk.
+
+    ``disk`` is the host's workspace quota (``ProcessResourceLimits.workspace_bytes``).
+    """
 
     default_code: ClassVar[str] = "WORKFLOW_RESOURCE_LIMIT_EXCEEDED"
 

@@ -143,6 +143,12 @@ class ProcessResourceLimits:
             by the PID namespace).
         file_size_bytes: ``RLIMIT_FSIZE``; writing past it fails with ``EFBIG`` (CPython ignores
             SIGXFSZ), reported as resource ``fileSize`` unless the script handles it.
+        workspace_bytes: the most one run may add to its workspace, summed over every file and
+            directory (each counted as at least 4 KiB). Enforced by the host, which measures
+            the workspace before, during (every 25-500 ms) and after the run and kills the
+            child once it is over: resource ``disk``. Between two measurements a script may
+            overshoot by what it can write in that time (each file still bounded by
+            ``file_size_bytes``). Not sent to the child.
     """
 
     cpu_seconds: int = 10
@@ -150,6 +156,7 @@ class ProcessResourceLimits:
     open_files: int = 64
     max_processes: int = 0
     file_size_bytes: int = 16 * 1024 * 1024
+    workspace_bytes: int = 256 * 1024 * 1024
 
     def __attrs_post_init__(self) -> None:
         _positive_safe_int(self.cpu_seconds, "cpuSeconds")
@@ -157,6 +164,7 @@ class ProcessResourceLimits:
         _positive_safe_int(self.open_files, "openFiles")
         _non_negative_int(self.max_processes, "maxProcesses")
         _non_negative_int(self.file_size_bytes, "fileSizeBytes")
+        _positive_safe_int(self.workspace_bytes, "workspaceBytes")
 
     def to_wire(self) -> dict[str, int]:
         """The camelCase form passed to the child bootstrap."""

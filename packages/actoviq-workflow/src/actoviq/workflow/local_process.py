@@ -245,6 +245,7 @@ class ProcessWorkflowExecutorBase:
                 timeout_ms=timeout_ms,
                 signal=signal,
                 pass_fds=pass_fds,
+                workspace_quota_bytes=self._resource_limits.workspace_bytes,
             )
             result, calls = await run_child(run, registry=self._registry, first_message=first)
         return WorkflowExecutionResult(
