@@ -226,7 +226,8 @@ def loads_strict(
 
     Refuses ``NaN``/``Infinity`` (which :func:`json.loads` accepts by default), numbers that
     overflow to infinity (``1e400``), integers beyond ±(2^53 - 1), escaped lone surrogates
-    (``"\ud800"`` in the text) and nesting deeper than ``max_depth``.
+    (``"\ud800"`` in the text) and nesting deeper than ``max_depth``. An integer literal too
+    long for the interpreter to convert (more than 4,300 digits) is an unsafe integer too.
 
     Raises:
         JsonValueError: the text is JSON but not strict JSON (``path`` names where).
@@ -239,6 +240,14 @@ def loads_strict(
         raise JsonValueError(label, "$", expected=error.expected, reason=NON_FINITE) from None
     except RecursionError:
         raise _too_deep(label, max_depth) from None
+    except ValueError as error:
+        if isinstance(error, json.JSONDecodeError):
+            raise
+        # Only an integer literal past the interpreter's digit limit (4,300 digits by default)
+        # gets here: far beyond ±(2^53 - 1), so it is refused like any unsafe integer.
+        raise JsonValueError(
+            label, "$", expected=_expected_text(UNSAFE_INTEGER, max_depth), reason=UNSAFE_INTEGER
+        ) from None
     error = json_value_error(value, label, max_depth=max_depth)
     if error is not None:
         raise error

@@ -17,7 +17,8 @@ exceptions (``{name, message}``, never a traceback) are converted; anything else
 ``"[object <Type>]"`` marker. What strict JSON (D2) refuses is made deliverable the way
 JavaScript would: non-finite floats become ``null``, text with lone UTF-16 surrogates is repaired
 (:func:`~actoviq.core.well_formed_text`, U+FFFD), integers beyond ±(2^53 - 1) become decimal
-strings. If the walk cannot complete it raises :class:`RedactionError`, so the caller delivers
+strings (``"[integer of N bits]"`` past Python's 4,300-digit conversion limit). If the walk
+cannot complete it raises :class:`RedactionError`, so the caller delivers
 nothing (fail-closed).
 
 Example:
@@ -247,7 +248,7 @@ class Redactor:
                 target[slot] = self._string(source) if scan or source[:1] in _OPENERS else source
                 continue
             if kind is int:
-                target[slot] = source if _LOW <= source <= _HIGH else str(source)
+                target[slot] = source if _LOW <= source <= _HIGH else _int_text(source)
                 continue
             if source is None or kind is bool:
                 target[slot] = source
@@ -426,6 +427,14 @@ class Redactor:
         if callable(dump):
             return dump(mode="json"), True
         return f"[object {type(source).__name__}]", False
+
+
+def _int_text(value: int) -> str:
+    """An unsafe integer as its decimal string; past the interpreter's digit limit, a marker."""
+    try:
+        return str(value)
+    except ValueError:  # more than sys.get_int_max_str_digits() digits (4,300 by default)
+        return f"[integer of {value.bit_length()} bits]"
 
 
 class RedactionProcessor:
