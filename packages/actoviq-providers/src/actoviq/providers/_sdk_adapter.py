@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator
-from typing import Any, ClassVar, TypeVar, cast
+from typing import Any, ClassVar, Final, TypeVar, cast
 
 import attrs
 
-from actoviq.core import AbortSignal
+from actoviq.core import AbortSignal, ProviderResponseError
 from actoviq.providers._sdk_errors import (
     RETRYABLE_STATUSES,
     SDKErrors,
@@ -301,6 +302,16 @@ class SDKModelProvider(BaseModelProvider):
             )
         elif isinstance(error, self._transport_errors):
             mapped = connection_error(self.id, error, request_url(error))
+        elif isinstance(error, _MALFORMED):
+            # The SDK could not parse what the server sent (a proxy's garbage, a cut or
+            # binary body, JSON nested past the parser's recursion limit): the server answered,
+            # so the request may have been processed; not retried.
+            mapped = ProviderResponseError(
+                f"Provider {self.id} sent a response that is not valid JSON "
+                f"({type(error).__name__}: {str(error)[:200]}).",
+                provider_id=self.id,
+                retryable=False,
+            )
         else:
             return error
         message = scrub(mapped.message, self._secrets)
@@ -378,6 +389,9 @@ class SDKModelProvider(BaseModelProvider):
                 yield event
         finally:
             await sdk_stream.close()
+
+
+_MALFORMED: Final = (json.JSONDecodeError, UnicodeDecodeError, RecursionError)
 
 
 class _NamedStreamMapper:
