@@ -25,6 +25,7 @@ from actoviq.core import (
 )
 from actoviq.runtime.errors import (
     AgentRegistrationError,
+    AgentSpecTypeError,
     InterruptionDecisionError,
     RunAlreadyActiveError,
     RunCancelledError,
@@ -282,6 +283,7 @@ __all__ = [
     "WORKFLOW_RUN_STATUSES",
     "AgentInput",
     "AgentRegistrationError",
+    "AgentSpecTypeError",
     "AgentRuntime",
     "AgentSpec",
     "AllowDecision",

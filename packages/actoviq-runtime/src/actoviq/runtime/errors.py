@@ -13,6 +13,7 @@ from actoviq.core import AbortError, ActoviqError, RunError
 
 __all__ = [
     "AgentRegistrationError",
+    "AgentSpecTypeError",
     "InterruptionDecisionError",
     "RunAlreadyActiveError",
     "RunCancelledError",
@@ -110,6 +111,15 @@ class RuntimeConfigurationError(ActoviqError, ValueError):
     """An ``AgentRuntime`` option is invalid (e.g. ``max_concurrent_runs``)."""
 
     default_code: ClassVar[str] = "RUNTIME_CONFIGURATION_INVALID"
+
+
+class AgentSpecTypeError(ActoviqError, TypeError):
+    """A run or registration was given something other than an ``AgentSpec``.
+
+    A ``TypeError`` as well, as before it was typed.
+    """
+
+    default_code: ClassVar[str] = "AGENT_SPEC_EXPECTED"
 
 
 StaleReason: TypeAlias = Literal["completed", "superseded", "claimed", "consumed", "lost"]

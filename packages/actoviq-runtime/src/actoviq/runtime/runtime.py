@@ -49,6 +49,7 @@ from actoviq.runtime.agents import agent_digest, build_agent_entry, resolve_limi
 from actoviq.runtime.concurrency import RunGate, SessionLocks
 from actoviq.runtime.errors import (
     AgentRegistrationError,
+    AgentSpecTypeError,
     RunAlreadyActiveError,
     RunCancelledError,
     RunStateStaleError,
@@ -79,7 +80,6 @@ from actoviq.runtime.run_setup import (
 )
 from actoviq.runtime.runtime_options import (
     check_host_event_type,
-    check_runtime_objects,
     check_runtime_options,
     checkpoint_store_from,
     register_sessions,
@@ -185,9 +185,9 @@ class AgentRuntime:
         clock: Clock | None = None,
     ) -> None:
         check_runtime_options(
-            max_concurrent_runs, max_tool_threads, checkpoint_lease_ms, stream_buffer_policy
+            (max_concurrent_runs, max_tool_threads, checkpoint_lease_ms, stream_buffer_policy),
+            (models, tools, event_sinks, default_limits, redaction, tool_policy, services),
         )
-        check_runtime_objects((models, tools, event_sinks, default_limits))
         self.models = models = models if models is not None else models_from_environment()
         self.tools = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools or ())
         self.tool_policy = tool_policy
@@ -295,13 +295,13 @@ class AgentRuntime:
         """Register ``agent`` (chainable); re-registering an equal-digest spec is a no-op.
 
         Raises:
-            TypeError: ``agent`` is not an :class:`AgentSpec`.
+            AgentSpecTypeError: ``agent`` is not an :class:`AgentSpec` (a ``TypeError`` too).
             AgentRegistrationError: another spec with a different digest owns the id.
             MiddlewareRegistryError: an unknown middleware reference.
             MiddlewarePriorityConflictError: agent and runtime middleware clash.
         """
         if not isinstance(agent, AgentSpec):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise TypeError(f"Expected an AgentSpec, got {type(agent).__name__}.")
+            raise AgentSpecTypeError(f"Expected an AgentSpec, got {type(agent).__name__}.")
         existing = self._agents.get(agent.id)
         if existing is not None and existing.spec is agent:
             return self

@@ -11,10 +11,11 @@ from collections.abc import Iterable
 from typing import Final, get_args
 
 from actoviq.core import RunError, RunLimitsPatch
-from actoviq.events import KnownEventType
+from actoviq.events import KnownEventType, RedactionPolicy
 from actoviq.providers import ModelRegistry
 from actoviq.runtime.errors import RuntimeConfigurationError
 from actoviq.runtime.services import RuntimeServices
+from actoviq.runtime.tools import ToolPolicy
 from actoviq.runtime.stores import (
     CheckpointStore,
     RunCheckpointStore,
@@ -52,12 +53,15 @@ def check_host_event_type(type: object, run_id: str) -> None:
 
 
 def check_runtime_options(
-    max_concurrent_runs: object,
-    max_tool_threads: object,
-    checkpoint_lease_ms: object,
-    stream_buffer_policy: object,
+    options: tuple[object, object, object, object],
+    objects: tuple[object, object, object, object, object, object, object],
 ) -> None:
-    """Raise :class:`RuntimeConfigurationError` for an invalid numeric or policy option."""
+    """Raise :class:`RuntimeConfigurationError` for an invalid ``AgentRuntime`` option.
+
+    ``options``: max concurrent runs, max tool threads, checkpoint lease, stream buffer policy;
+    ``objects``: see :func:`check_runtime_objects`.
+    """
+    max_concurrent_runs, max_tool_threads, checkpoint_lease_ms, stream_buffer_policy = options
     if type(max_concurrent_runs) is not int or not 1 <= max_concurrent_runs <= _MAX_SAFE:
         raise RuntimeConfigurationError("maxConcurrentRuns must be a positive safe integer.")
     if type(max_tool_threads) is not int or not 1 <= max_tool_threads <= 1024:
@@ -66,15 +70,28 @@ def check_runtime_options(
         raise RuntimeConfigurationError("checkpointLeaseMs must be a positive safe integer.")
     if stream_buffer_policy not in ("drop-deltas", "block"):
         raise RuntimeConfigurationError(f"Unknown stream buffer policy {stream_buffer_policy!r}.")
+    check_runtime_objects(objects)
 
 
-def check_runtime_objects(given: tuple[object, object, object, object]) -> None:
+def check_runtime_objects(
+    given: tuple[object, object, object, object, object, object, object],
+) -> None:
     """Raise :class:`RuntimeConfigurationError` for a misplaced object type.
 
-    ``models``, ``tools``, ``event_sinks`` or ``default_limits`` of the wrong type failed later
-    with a bare ``AttributeError`` or ``TypeError``.
+    ``models``, ``tools``, ``event_sinks``, ``default_limits``, ``redaction``, ``tool_policy``
+    or ``services`` of the wrong type failed later with a bare ``AttributeError`` or
+    ``TypeError``, or (``tool_policy``) was silently never asked.
     """
-    models, tools, sinks, limits = given
+    models, tools, sinks, limits, redaction, policy, services = given
+    for name, value, expected in (
+        ("redaction", redaction, RedactionPolicy),
+        ("tool_policy", policy, ToolPolicy),
+        ("services", services, RuntimeServices),
+    ):
+        if value is not None and (isinstance(value, type) or not isinstance(value, expected)):
+            raise RuntimeConfigurationError(
+                f"{name} must be a {expected.__name__}, got {type(value).__name__}."
+            )
     if models is not None and not isinstance(models, ModelRegistry):
         raise RuntimeConfigurationError(
             f"models must be a ModelRegistry, got {type(models).__name__}."

@@ -167,7 +167,12 @@ def _build_tool(
         hints = builder.hints(fn)
     except ToolDefinitionError as error:
         raise ToolDefinitionError(f'Tool "{tool_name}": {error}') from None
-    signature = inspect.signature(fn)
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin or class without an inspectable signature
+        raise ToolDefinitionError(
+            f'Tool "{tool_name}": @tool needs a function with a signature, got {fn!r}.'
+        ) from None
     properties: dict[str, JsonObject] = {}
     converters: dict[str, Callable[[Any], Any]] = {}
     required: set[str] = set()

@@ -51,6 +51,8 @@ def compile_json_schema(schema: Mapping[str, object]) -> Callable[[object], None
     from jsonschema.exceptions import SchemaError
     from referencing import Registry
 
+    if not isinstance(schema, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ToolDefinitionError(f"A tool JSON Schema must be a mapping, got {schema!r:.80}.")
     document = cast(JsonObject, clone_json_value(dict(schema), "Tool JSON Schema"))
     try:
         Draft202012Validator.check_schema(document)
