@@ -107,7 +107,8 @@ class Redactor:
         key_cache_limit: the most key decisions kept (``0`` disables the cache).
 
     Raises:
-        EventValidationError: ``key_cache_limit`` is negative or not an int.
+        EventValidationError: ``policy`` is not a :class:`RedactionPolicy`, or
+            ``key_cache_limit`` is negative or not an int.
 
     Example:
         >>> Redactor(RedactionPolicy(additional_keys=("ssn",))).redact({"SSN": "123"})
@@ -125,6 +126,10 @@ class Redactor:
         if type(key_cache_limit) is not int or key_cache_limit < 0:
             raise EventValidationError(
                 f"Redactor key_cache_limit must be a non-negative int, got {key_cache_limit!r}."
+            )
+        if policy is not None and not isinstance(policy, RedactionPolicy):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise EventValidationError(
+                f"Redactor takes a RedactionPolicy, got {type(policy).__name__}."
             )
         self._policy = policy if policy is not None else RedactionPolicy()
         self._matcher = SensitiveKeyMatcher(self._policy)

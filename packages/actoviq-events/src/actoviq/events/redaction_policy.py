@@ -6,7 +6,8 @@ The engine that applies a policy is :class:`~actoviq.events.redaction.Redactor`.
 from __future__ import annotations
 
 import re
-from typing import Any, Final
+from collections.abc import Iterable
+from typing import Any, Final, cast
 
 import attrs
 
@@ -24,6 +25,32 @@ def _check_depth(instance: object, attribute: attrs.Attribute[Any], value: objec
         raise EventValidationError(
             f"RedactionPolicy.max_depth must be a positive int, got {value!r}."
         )
+
+
+def _check_replacement(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str):
+        raise EventValidationError(
+            f"RedactionPolicy.replacement must be a str, got {type(value).__name__}."
+        )
+
+
+def _check_bool(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if type(value) is not bool:
+        raise EventValidationError(
+            f"RedactionPolicy.{attribute.name} must be a bool, got {type(value).__name__}."
+        )
+
+
+def _key_tuple(value: object) -> tuple[object, ...]:
+    # One key given bare ("ssn") is one key, not its letters ("s", "s", "n").
+    if isinstance(value, str | re.Pattern):
+        return (value,)
+    try:
+        return tuple(cast(Iterable[object], value))
+    except TypeError:
+        raise EventValidationError(
+            f"RedactionPolicy.additional_keys must be keys or patterns, got {value!r:.60}."
+        ) from None
 
 
 def _check_keys(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -62,15 +89,15 @@ class RedactionPolicy:
             the event that completes them). Whole argument JSON is redacted by key either way.
     """
 
-    replacement: str = DEFAULT_REPLACEMENT
+    replacement: str = attrs.field(default=DEFAULT_REPLACEMENT, validator=_check_replacement)
     additional_keys: tuple[str | re.Pattern[str], ...] = attrs.field(
-        default=(), converter=tuple, validator=_check_keys
+        default=(), converter=_key_tuple, validator=_check_keys
     )
-    scan_text: bool = False
+    scan_text: bool = attrs.field(default=False, validator=_check_bool)
     max_depth: int = attrs.field(default=MAX_WIRE_DEPTH, validator=_check_depth)
-    default_keys: bool = True
-    strip_stack_traces: bool = False
-    raw_argument_deltas: bool = False
+    default_keys: bool = attrs.field(default=True, validator=_check_bool)
+    strip_stack_traces: bool = attrs.field(default=False, validator=_check_bool)
+    raw_argument_deltas: bool = attrs.field(default=False, validator=_check_bool)
 
     @classmethod
     def surface(
