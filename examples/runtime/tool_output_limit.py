@@ -68,13 +68,12 @@ async def main() -> None:
     async with AgentRuntime(models=registry, tools=[export_table], event_sinks=[sink]) as runtime:
         result = await runtime.run(agent, "Which city do our customers live in?")
     for event in sink.events:
+        data: Any = event.data
         if event.type == "tool.failed":
-            failure: Any = event.data
-            print(
-                "refused:", failure["failure"]["cause"]["type"], "-", failure["failure"]["message"]
-            )
+            failure = data["failure"]
+            print("refused:", failure["cause"]["type"], "-", failure["message"])
         elif event.type == "tool.completed":
-            print("tool completed:", event.data.get("name"))
+            print("tool completed:", data["name"])
     print("answer:", result.output)
 
 

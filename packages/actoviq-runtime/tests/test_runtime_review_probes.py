@@ -33,7 +33,7 @@ def _models() -> ModelRegistry:
         ("redaction", {"scan_text": True}),
         ("tool_policy", 1),  # before: accepted, and never asked: every tool ran unchecked
         ("tool_policy", RuleToolPolicy),  # the class, not an instance
-        ("tool_policy", lambda request: None),
+        ("tool_policy", print),
         ("services", 1),  # before: AttributeError on close()
         ("services", RuntimeServices),
     ],
@@ -41,8 +41,9 @@ def _models() -> ModelRegistry:
 def test_a_misplaced_runtime_object_is_a_typed_configuration_error(
     option: str, value: object
 ) -> None:
+    options: dict[str, Any] = {option: value}
     with pytest.raises(RuntimeConfigurationError) as caught:
-        AgentRuntime(models=_models(), **{option: value})
+        AgentRuntime(models=_models(), **options)
     assert caught.value.code == "RUNTIME_CONFIGURATION_INVALID"
     assert option in caught.value.message
 

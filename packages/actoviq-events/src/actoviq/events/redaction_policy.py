@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import attrs
 
@@ -41,12 +41,14 @@ def _check_bool(instance: object, attribute: attrs.Attribute[Any], value: object
         )
 
 
-def _key_tuple(value: object) -> tuple[object, ...]:
+def _key_tuple(
+    value: str | re.Pattern[str] | Iterable[str | re.Pattern[str]],
+) -> tuple[str | re.Pattern[str], ...]:
     # One key given bare ("ssn") is one key, not its letters ("s", "s", "n").
     if isinstance(value, str | re.Pattern):
         return (value,)
     try:
-        return tuple(cast(Iterable[object], value))
+        return tuple(value)
     except TypeError:
         raise EventValidationError(
             f"RedactionPolicy.additional_keys must be keys or patterns, got {value!r:.60}."

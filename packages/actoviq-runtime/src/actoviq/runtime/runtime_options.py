@@ -15,7 +15,6 @@ from actoviq.events import KnownEventType, RedactionPolicy
 from actoviq.providers import ModelRegistry
 from actoviq.runtime.errors import RuntimeConfigurationError
 from actoviq.runtime.services import RuntimeServices
-from actoviq.runtime.tools import ToolPolicy
 from actoviq.runtime.stores import (
     CheckpointStore,
     RunCheckpointStore,
@@ -24,6 +23,7 @@ from actoviq.runtime.stores import (
     StoreRunCheckpointAdapter,
     StoreRuntimeSessionAdapter,
 )
+from actoviq.runtime.tools import ToolPolicy
 
 __all__ = [
     "RESERVED_EVENT_TYPES",
