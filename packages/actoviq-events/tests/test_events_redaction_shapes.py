@@ -45,6 +45,7 @@ SHAPES = [
     (f"AWS_SECRET_ACCESS_KEY={SECRET}", "AWS_SECRET_ACCESS_KEY=[REDACTED]"),
     (f"github-token: {SECRET}", "github-token: [REDACTED]"),
     (f"session_token={SECRET}", "session_token=[REDACTED]"),
+    (f"password2={SECRET}", "password2=[REDACTED]"),
     (f'"passwd": "{SECRET} with spaces"', '"passwd": "[REDACTED]"'),
     (f"{{'password': '{SECRET} x'}}", "{'password': '[REDACTED]'}"),
     (f'password="{SECRET}', "password=[REDACTED]"),
@@ -88,13 +89,21 @@ def test_ordinary_prose_is_not_redacted(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "key", ["passwd", "pwd", "PWD", "db_pwd", "userPwd", "passcode", "mysqlRootPassword"]
+    "key",
+    [
+        *("passwd", "pwd", "PWD", "db_pwd", "userPwd", "passcode", "mysqlRootPassword"),
+        *("password2", "passwd1", "ssh_key", "privkey", "privKey", "secret_key_base", "jwt"),
+        *("bearer", "dsn", "DATABASE_URL", "connectionString", "db_url"),
+    ],
 )
 def test_password_shaped_keys_are_sensitive_by_default(key: str) -> None:
     assert redact_value({key: SECRET, "ok": 1}) == {key: "[REDACTED]", "ok": 1}
 
 
-@pytest.mark.parametrize("key", ["pass_count", "passed", "compass", "password_policy_url"])
+@pytest.mark.parametrize(
+    "key",
+    ["pass_count", "passed", "compass", "password_policy_url", "keyboard", "url", "database"],
+)
 def test_keys_that_only_contain_pass_are_kept(key: str) -> None:
     # Whole-key patterns: a key is sensitive when it *is* a password key, not when it contains one.
     assert redact_value({key: 3}) == {key: 3}

@@ -25,9 +25,11 @@ __all__ = ["DEFAULT_SENSITIVE_KEY_PATTERNS", "SensitiveKeyMatcher", "normalize_k
 DEFAULT_SENSITIVE_KEY_PATTERNS: Final[tuple[str, ...]] = (
     r"(.*_)?authorization",
     r"(.*_)?((api|access|refresh|auth|id|session|bearer|csrf|xsrf)_?)?token",
-    r"(.*_)?(api|private|secret|access|signing|encryption|master)_?key",
+    r"(.*_)?(api|private|priv|secret|access|signing|encryption|master|ssh)_?key(_base)?",
     r"(.*_)?((client|shared|app|api)_?)?secret",
-    r"(.*_)?(password|passwd|passphrase|passcode|pwd)",
+    r"(.*_)?(password|passwd|passphrase|passcode|pwd)\d*",
+    r"(.*_)?(jwt|bearer)",
+    r"dsn|(.*_)?(connection_?string|database_?url|db_?url)",
     r"(set_)?cookie",
     r"(.*_)?credentials?",
     r"(.*_)?signature",
@@ -40,8 +42,9 @@ DEFAULT_SENSITIVE_KEY_PATTERNS: Final[tuple[str, ...]] = (
 They cover the runtime list of spec 03 §5.5 and the stricter surface list of §6.2, e.g.
 ``authorization``, ``proxy-authorization``, ``token``, ``apiToken``, ``x-api-key``, ``api_key``,
 ``openai_api_key``, ``aws_secret_access_key``, ``secret``, ``clientSecret``, ``password``,
-``passwd``, ``pwd``, ``db_pwd``, ``cookie``, ``set-cookie``, ``credentials``, ``signature``,
-``encrypted_content``.
+``passwd``, ``pwd``, ``db_pwd``, ``password2``, ``ssh_key``, ``privkey``, ``jwt``, ``dsn``,
+``database_url``, ``connection_string`` (they usually carry a password), ``cookie``,
+``set-cookie``, ``credentials``, ``signature``, ``encrypted_content``.
 Counters such as ``inputTokens`` or ``maxTokens`` do not match.
 """
 

@@ -79,7 +79,7 @@ def text_rules(replacement: str) -> tuple[tuple[re.Pattern[str], str], ...]:
         # 3. key=value / key: value assignments of secret-named keys (quoted values whole).
         (
             re.compile(
-                rf"({KEY_PREFIX}(?:{ASSIGNMENT_KEYS}))([\"']?\s*[=:]\s*){quoted_or_bare}",
+                rf"({KEY_PREFIX}(?:{ASSIGNMENT_KEYS})\d*)([\"']?\s*[=:]\s*){quoted_or_bare}",
                 re.IGNORECASE,
             ),
             rf"\1\2\3\4{fill}\3\4",
