@@ -3,6 +3,7 @@
 ``^(a+)+$`` against ``"aaaa…a!"`` takes exponential time in Python's ``re``; a hostile server
 could stall every run on the host through the model's arguments. The host validates with the
 schema minus its regexes (the server still checks them); the model sees the whole schema.
+Tool-name filters are fnmatch patterns (linear): only their type needs checking.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 from mcp.server import Server
 
 from actoviq.core import JsonValue
-from actoviq.mcp import McpServer, mcp_tools
+from actoviq.mcp import McpConfigurationError, McpServer, mcp_tools
 from actoviq.mcp.schema_guard import has_regex, without_regex
 from actoviq.runtime import ToolInputInvalidError
 
@@ -88,3 +89,11 @@ def test_without_regex_rewrites_schema_positions_only() -> None:
 @pytest.mark.parametrize("schema", [True, False, {"const": {"pattern": "^(a+)+$"}}])
 def test_without_regex_keeps_boolean_schemas_and_data(schema: JsonValue) -> None:
     assert without_regex(schema) == schema
+
+
+@pytest.mark.parametrize("spec", [5, 1.5, object()])
+async def test_a_tool_filter_that_is_neither_names_nor_a_predicate_is_typed(spec: Any) -> None:
+    # Before: include=5 raised a bare TypeError ('int' object is not iterable).
+    async with McpServer.in_process(_server(), mode="legacy") as server:
+        with pytest.raises(McpConfigurationError):
+            await mcp_tools(server, include=spec)

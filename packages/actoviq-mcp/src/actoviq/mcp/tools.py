@@ -83,7 +83,13 @@ def _matcher(spec: ToolFilter | None, label: str) -> Callable[[Any], bool] | Non
         return spec
     if isinstance(spec, str):
         raise McpConfigurationError(f"mcp_tools({label}=...) takes a list of names, not a string.")
-    patterns = tuple(spec)
+    try:
+        patterns = tuple(spec)
+    except TypeError:
+        raise McpConfigurationError(
+            f"mcp_tools({label}=...) takes a list of names or a predicate, "
+            f"got {type(spec).__name__}."
+        ) from None
     for pattern in patterns:
         if not isinstance(pattern, str) or not pattern:  # pyright: ignore[reportUnnecessaryIsInstance]
             raise McpConfigurationError(f"mcp_tools({label}=...) entries must be non-empty names.")
