@@ -153,6 +153,25 @@ def test_abort_signal_reason_listeners_and_any() -> None:
     assert late == ["user stop"]
 
 
+def test_a_listener_remover_removes_only_its_own_listener_any_number_of_times() -> None:
+    controller = AbortController()
+    seen: list[object] = []
+    first = controller.signal.add_listener(lambda reason: seen.append(f"first {reason}"))
+    second = controller.signal.add_listener(lambda reason: seen.append(f"second {reason}"))
+    third = controller.signal.add_listener(lambda reason: seen.append(f"third {reason}"))
+    assert controller.signal.listener_count == 3
+    second()
+    second()  # a second call is harmless
+    assert controller.signal.listener_count == 2
+    controller.abort("stop")
+    assert seen == ["first stop", "third stop"]  # in registration order, the removed one not
+    first()  # after the abort: nothing left to remove, no error
+    third()
+    assert controller.signal.listener_count == 0
+    assert controller.signal.add_listener(seen.append)() is None  # born aborted: called at once
+    assert seen[-1] == "stop"
+
+
 def test_iso_timestamps_have_milliseconds_and_z() -> None:
     from datetime import UTC, datetime
 
