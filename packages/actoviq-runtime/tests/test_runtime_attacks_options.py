@@ -77,6 +77,9 @@ def test_a_runtime_option_of_the_wrong_type_is_typed(options: dict[str, Any]) ->
         ("tenant_id", "\t"),
         ("workspace_id", b"w"),
         ("parent_run_id", "p\x00"),
+        ("run_id", "\u3000\u2003"),  # blank, not ASCII
+        ("session_id", "\u00e9\x00"),  # NUL in non-ASCII text
+        ("tenant_id", " \t\n"),
     ],
 )
 async def test_a_bad_id_is_refused_before_the_run(name: str, value: object) -> None:
@@ -109,3 +112,11 @@ async def test_unusual_but_valid_ids_still_run() -> None:
             AGENT, "hi", run_id="run/ü-1", tenant_id=" t ", workspace_id="ws:1", parent_run_id="p"
         )
         assert result.status == "completed" and result.run_id == "run/ü-1"
+
+
+async def test_ids_with_spaces_or_non_ascii_text_are_accepted() -> None:
+    model = ScriptedProvider(["ok"], repeat_last=True)
+    async with AgentRuntime(models=ModelRegistry([model])) as runtime:
+        for run_id in (" padded id ", "r\u00e9sum\u00e9-1", "\u4f8b-\U0001f600"):
+            result = await runtime.run(AGENT, "hi", run_id=run_id, tenant_id="t\u00e9")
+            assert result.run_id == run_id and result.status == "completed"

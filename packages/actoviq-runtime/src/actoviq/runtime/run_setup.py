@@ -239,7 +239,11 @@ _BAD_ID_CHARACTER: Final = re.compile("[\x00\ud800-\udfff]")
 
 
 def _good_id(value: object) -> bool:
-    return type(value) is str and value.strip() != "" and _BAD_ID_CHARACTER.search(value) is None
+    if type(value) is not str:
+        return False
+    if value.isascii():  # no surrogate possible: only NUL and blank are left to refuse
+        return "\x00" not in value and value != "" and not value.isspace()
+    return not value.isspace() and _BAD_ID_CHARACTER.search(value) is None
 
 
 def _shown(value: object) -> str:
