@@ -163,6 +163,30 @@ async def test_holding_the_same_run_twice_is_refused() -> None:
                 pass
 
 
+async def test_a_waiter_that_gets_its_permit_stops_listening_to_its_signal() -> None:
+    controller = ConcurrencyController(1)
+    gate = asyncio.Event()
+    signal = AbortController()
+
+    async def hold() -> None:
+        await gate.wait()
+
+    async def quick() -> str:
+        return "ran"
+
+    holder = asyncio.create_task(controller.run(hold, run_id="a"))
+    await asyncio.sleep(0)
+    waiter = asyncio.create_task(controller.run(quick, run_id="b", signal=signal.signal))
+    await asyncio.sleep(0)
+    assert (controller.pending, signal.signal.listener_count) == (1, 1)
+    gate.set()
+    assert await waiter == "ran"
+    await holder
+    assert (controller.pending, controller.active, signal.signal.listener_count) == (0, 0, 0)
+    signal.abort("after the fact")  # nothing listens any more: no effect on the controller
+    assert (controller.pending, controller.active) == (0, 0)
+
+
 async def test_a_cancelled_waiter_leaves_the_queue() -> None:
     controller = ConcurrencyController(1)
     gate = asyncio.Event()

@@ -313,6 +313,23 @@ def test_a_wide_tree_links_its_children_with_one_listener_and_aborts_them_all() 
     assert late.signal.reason is reason
 
 
+def test_pruning_a_tree_removes_every_link_it_made() -> None:
+    """A node's disposers (its listener on the outside signal, its children's fan-out link)
+    run when it is pruned, and a node that never linked anything has nothing to run."""
+    tree = _tree()
+    outside = AbortController()
+    root = tree.create_root(services=SERVICES, run_id="root", signal=outside.signal)
+    children = [tree.derive_child(root, f"c{index}") for index in range(3)]
+    assert (outside.signal.listener_count, root.signal.listener_count) == (1, 1)
+    for child in children:
+        tree.complete(child.run_id)
+    assert root.signal.listener_count == 1  # the root itself is not completed yet
+    tree.complete("root")
+    assert (outside.signal.listener_count, root.signal.listener_count, len(tree)) == (0, 0, 0)
+    outside.abort("late")
+    assert not root.signal.aborted and not children[0].signal.aborted
+
+
 async def test_a_child_keeps_its_parents_deadline_when_the_root_was_made_without_a_loop() -> None:
     tree = _tree()
     deadline = time.time() * 1000 + 30

@@ -343,9 +343,10 @@ class ChildRunner:
                         # path every child waits on): a free one is taken without awaiting.
                         permits = scope.concurrency
                         lease = permits._acquire_now(scope.run_id, scope.signal)  # pyright: ignore[reportPrivateUsage]
-                        if lease is None:
-                            acquire = permits._acquire  # pyright: ignore[reportPrivateUsage]
-                            lease = await acquire(scope.run_id, scope.lineage, scope.signal)
+                        if lease is None:  # no bound method kept in this frame while it waits
+                            lease = await permits._acquire(  # pyright: ignore[reportPrivateUsage]
+                                scope.run_id, scope.lineage, scope.signal
+                            )
                         try:
                             # Built once the permit is held: a child waiting for one keeps
                             # no metadata alive (fewer objects for the cyclic GC to scan).

@@ -58,13 +58,22 @@ class _Lease:
 
 
 class _Waiter:
-    __slots__ = ("future", "lender", "live", "run_id")
+    """One caller waiting for a permit; also its own abort listener (no closure per waiter)."""
 
-    def __init__(self, run_id: str, lender: _Lease | None) -> None:
+    __slots__ = ("controller", "future", "lender", "live", "run_id")
+
+    def __init__(
+        self, controller: ConcurrencyController, run_id: str, lender: _Lease | None
+    ) -> None:
+        self.controller = controller
         self.run_id = run_id
         self.lender = lender
         self.live = True  # counted in ConcurrencyController.pending until settled
         self.future: asyncio.Future[_Lease] = asyncio.get_running_loop().create_future()
+
+    def __call__(self, reason: object) -> None:
+        """The waiter's signal aborted: leave the queue with the reason."""
+        self.controller._reject(self, reason)  # pyright: ignore[reportPrivateUsage]
 
 
 class Permit:
@@ -215,18 +224,14 @@ class ConcurrencyController:
         lender = self._lender_for(ancestors)
         if lender is not None and lender.lent_to is None:
             return self._lend(lender, run_id)
-        waiter = _Waiter(run_id, lender)
+        waiter = _Waiter(self, run_id, lender)
         self._live += 1
         self._queue.append(waiter)
         if lender is not None:
             if lender.lend_waiters is None:
                 lender.lend_waiters = deque()
             lender.lend_waiters.append(waiter)
-        remove = (
-            signal.add_listener(lambda reason: self._reject(waiter, reason))
-            if signal is not None
-            else None
-        )
+        remove = signal.add_listener(waiter) if signal is not None else None
         try:
             return await waiter.future
         except BaseException:

@@ -106,7 +106,7 @@ class _Node:
         self.completed = False
         self.fans_out = False  # one listener on this node's signal aborts every child
         self.timed = False  # its deadline is enforced (a timer armed here or on an ancestor)
-        self.disposers: list[Callable[[], object]] = []
+        self.disposers: list[Callable[[], object]] | None = None  # made at the first one
 
     def adopt_child(self, child: _Node) -> None:
         """Link ``child``'s controller to this node's signal (no listener per child)."""
@@ -116,20 +116,29 @@ class _Node:
             child.controller.abort(signal.reason)
         elif not self.fans_out:
             self.fans_out = True
-            self.disposers.append(signal.add_listener(self._abort_children))
+            self.on_dispose(signal.add_listener(self._abort_children))
 
     def _abort_children(self, reason: object) -> None:
         for child in list(self.children.values()):  # creation order, each cascades below it
             child.controller.abort(reason)
 
+    def on_dispose(self, disposer: Callable[[], object]) -> None:
+        """Call ``disposer`` when the node is pruned (a listener removed, a timer cancelled)."""
+        if self.disposers is None:
+            self.disposers = [disposer]
+        else:
+            self.disposers.append(disposer)
+
     def dispose(self) -> None:
-        for disposer in self.disposers:
-            disposer()
-        self.disposers.clear()
+        disposers = self.disposers
+        if disposers is not None:
+            for disposer in disposers:
+                disposer()
+            self.disposers = None
 
 
 def _boundary(
-    node_disposers: list[Callable[[], object]],
+    node: _Node,
     controller: AbortController,
     parent: AbortSignal | None,
     deadline: float | None,
@@ -139,7 +148,7 @@ def _boundary(
     Returns whether the deadline is enforced (a timer armed, or already aborted).
     """
     if parent is not None:
-        node_disposers.append(parent.add_listener(controller.abort))
+        node.on_dispose(parent.add_listener(controller.abort))
     if deadline is None or controller.signal.aborted:
         return controller.signal.aborted
     delay = max(0.0, deadline - time.time() * 1000) / 1000.0
@@ -152,7 +161,7 @@ def _boundary(
     except RuntimeError:
         return False  # no loop yet: ChildRunner still refuses to start a child past the deadline
     handle = loop.call_later(delay, controller.abort, reason)
-    node_disposers.append(handle.cancel)
+    node.on_dispose(handle.cancel)
     return True
 
 
@@ -240,7 +249,7 @@ class RunTree:
             metadata=frozen,
         )
         node = _Node(scope, controller, None)
-        node.timed = _boundary(node.disposers, controller, signal, deadline)
+        node.timed = _boundary(node, controller, signal, deadline)
         self._nodes[run_id] = node
         return scope
 
@@ -250,7 +259,7 @@ class RunTree:
             return
         controller = AbortController()
         node = _Node(attrs.evolve(scope, signal=controller.signal), controller, None)
-        node.timed = _boundary(node.disposers, controller, scope.signal, scope.deadline)
+        node.timed = _boundary(node, controller, scope.signal, scope.deadline)
         self._nodes[scope.run_id] = node
 
     def derive_child(
@@ -301,7 +310,7 @@ class RunTree:
             if scope.deadline == parent.deadline and parent_node.timed:
                 node.timed = True  # the parent's timer aborts it through the link
             else:
-                node.timed = _boundary(node.disposers, controller, None, scope.deadline)
+                node.timed = _boundary(node, controller, None, scope.deadline)
         self._nodes[child_run_id] = node
         return scope
 
