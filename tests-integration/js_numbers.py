@@ -71,9 +71,31 @@ def _js_string(text: str) -> str:
     return "".join(out)
 
 
+def _js_property_order(value: dict[str, Any]) -> list[tuple[str, Any]]:
+    """A JavaScript object's property order: array-index keys (``"0"``, ``"17"``: canonical
+    integers below 2^32 - 1) ascending first, then every other key in insertion order."""
+    indices: list[tuple[int, str, Any]] = []
+    others: list[tuple[str, Any]] = []
+    for key, child in value.items():
+        if (
+            key.isascii()
+            and key.isdigit()
+            and (key == "0" or key[0] != "0")
+            and int(key) < 2**32 - 1
+        ):
+            indices.append((int(key), key, child))
+        else:
+            others.append((key, child))
+    if not indices:
+        return others
+    indices.sort(key=lambda entry: entry[0])
+    return [(key, child) for _, key, child in indices] + others
+
+
 def js_reserialise(text: str) -> str:
     """``JSON.stringify(JSON.parse(text))``: every number read as a double, written back by
-    ``Number::toString``; key order kept. Iterative, so any depth JavaScript accepts works."""
+    ``Number::toString``; properties in JavaScript's order (array-index keys first, ascending,
+    then the others as given). Iterative, so any depth JavaScript accepts works."""
     value = json.loads(text, parse_int=float, parse_float=float)
     parts: list[str] = []
     # A stack of pending writes: a value to serialise, or a literal piece of text.
@@ -103,7 +125,7 @@ def js_reserialise(text: str) -> str:
             stack.extend(reversed(pending))
         else:
             pending = [(True, "{")]
-            for index, (key, child) in enumerate(cast(dict[str, Any], item).items()):
+            for index, (key, child) in enumerate(_js_property_order(cast(dict[str, Any], item))):
                 if index:
                     pending.append((True, ","))
                 pending.append((True, _js_string(key) + ":"))
