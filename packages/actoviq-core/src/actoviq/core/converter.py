@@ -26,7 +26,12 @@ import cattrs
 from actoviq.core._fast_items import FAST_DECODERS, fast_item, fast_items
 from actoviq.core._unset import UNSET
 from actoviq.core._validate import camel
-from actoviq.core.errors import ItemValidationError, JsonValueError, UnknownItemTypeError
+from actoviq.core.errors import (
+    ActoviqError,
+    ItemValidationError,
+    JsonValueError,
+    UnknownItemTypeError,
+)
 from actoviq.core.items import (
     ITEM_TYPES,
     Base64Source,
@@ -312,9 +317,45 @@ def to_json(value: Any) -> Any:
     return _encode(value)
 
 
+_STRUCTURE_FAILURES: Final = (
+    NameError,
+    TypeError,
+    ValueError,
+    KeyError,
+    AttributeError,
+    RecursionError,
+    cattrs.BaseValidationError,
+)
+
+
 def from_json(cls: type[_T], data: Any) -> _T:
-    """Structure ``data`` into ``cls`` with the registered hooks."""
-    return converter.structure(data, cls)
+    """Structure ``data`` into ``cls`` with the registered hooks.
+
+    The canonical types raise their own typed errors (``ItemValidationError``,
+    ``UsageValueError``, ``AgentSpecError``...). Anything else that cannot be structured fails
+    typed too, never with the converter's bare exception: a field of the wrong type, a class
+    whose annotations cannot be resolved from JSON alone, or data that is not a JSON object for
+    an attrs class (the converter would give that class its defaults).
+
+    Raises:
+        JsonValueError: ``data`` cannot be structured into ``cls`` (the message names ``cls``
+            and the kind of failure, never the value).
+    """
+    label = getattr(cls, "__name__", None) or repr(cls)
+    try:
+        value = converter.structure(data, cls)
+    except ActoviqError:
+        raise
+    except _STRUCTURE_FAILURES as error:
+        raise JsonValueError(
+            f"{label} data", expected=f"structurable as {label} ({type(error).__name__})"
+        ) from None
+    target = get_origin(cls) or cls
+    if isinstance(target, type) and attrs.has(target) and not isinstance(data, Mapping):
+        # cattrs builds an attrs class from anything its field lookups accept (a string gives
+        # every default): refuse it rather than return defaults the data never held.
+        raise JsonValueError(f"{label} data", expected="a JSON object")
+    return value
 
 
 def dumps(value: Any) -> str:
