@@ -15,7 +15,7 @@ import pytest
 from mcp.server import Server
 
 from actoviq.core import JsonValue
-from actoviq.mcp import McpConfigurationError, McpServer, mcp_tools
+from actoviq.mcp import McpConfigurationError, McpResultError, McpServer, mcp_tools
 from actoviq.mcp.schema_guard import has_regex, without_regex
 from actoviq.runtime import ToolInputInvalidError
 
@@ -97,3 +97,43 @@ async def test_a_tool_filter_that_is_neither_names_nor_a_predicate_is_typed(spec
     async with McpServer.in_process(_server(), mode="legacy") as server:
         with pytest.raises(McpConfigurationError):
             await mcp_tools(server, include=spec)
+
+
+def _output_server(structured: dict[str, Any]) -> Server[Any]:
+    output_schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "pattern": CATASTROPHIC},
+            "n": {"type": "integer"},
+        },
+        "required": ["code"],
+    }
+    tool = types.Tool(name="evil_out", input_schema={"type": "object"}, output_schema=output_schema)
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[tool])
+
+    async def call_tool(ctx: Any, params: Any) -> types.CallToolResult:
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text="done")], structured_content=structured
+        )
+
+    return Server("evil-out", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def test_output_schema_patterns_are_not_run_on_the_servers_output() -> None:
+    # Before: the SDK ran ^(a+)+$ on 64 a's and a "!" in the host: the call never returned.
+    evil = {"code": "a" * 64 + "!", "n": 1}
+    async with McpServer.in_process(_output_server(evil), mode="legacy") as server:
+        await server.list_tools()
+        result = await server.call_tool_raw("evil_out", {})
+        assert result.structured_content == evil
+
+
+async def test_output_schema_keywords_other_than_regexes_are_still_checked() -> None:
+    async with McpServer.in_process(_output_server({"n": 1}), mode="legacy") as server:
+        with pytest.raises(McpResultError, match="outputSchema"):
+            await server.call_tool_raw("evil_out", {})  # "code" is required
+    async with McpServer.in_process(_output_server({"code": 5}), mode="legacy") as server:
+        with pytest.raises(McpResultError, match="outputSchema"):
+            await server.call_tool_raw("evil_out", {})  # not listed first: listed on demand

@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 
+from actoviq.mcp.schema_guard import guard_output_validation
 from actoviq.mcp.server_support import failure_reason
 from actoviq.mcp.transports import InProcessTransport, McpTransport, watch_closure
 
@@ -149,6 +150,7 @@ class Connection:
                     client_info=Implementation(name="actoviq-mcp", version="1"),
                 )
                 await stack.enter_async_context(client)
+                guard_output_validation(client.session)
                 if not ready.done():
                     ready.set_result(client)
                 async with anyio.create_task_group() as group:

@@ -14,15 +14,21 @@ whole schema. Dropping is conservative: it only ever accepts more locally, never
 argument the server would accept. Where ``patternProperties`` is removed, the subschema's
 ``additionalProperties`` / ``unevaluatedProperties`` (which depend on which names the patterns
 matched) are removed with it.
+
+The same holds for a tool's ``outputSchema``: the SDK checks a result's ``structuredContent``
+against it in the host, so :func:`guard_output_validation` makes a connection's session check
+the schema without its regexes (the server's own output against the server's own patterns is
+the server's business; everything else is still checked).
 """
 
 from __future__ import annotations
 
-from typing import Final, cast
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, cast
 
 from actoviq.core import JsonObject, JsonValue
 
-__all__ = ["has_regex", "without_regex"]
+__all__ = ["guard_output_validation", "has_regex", "without_regex"]
 
 # Keywords whose value is one subschema, a name → subschema map, or a list of subschemas.
 _ONE: Final = frozenset(
@@ -79,3 +85,63 @@ def without_regex(schema: JsonValue) -> JsonValue:
 def has_regex(schema: JsonValue) -> bool:
     """True when :func:`without_regex` would change ``schema``."""
     return without_regex(schema) != schema
+
+
+def guard_output_validation(session: Any) -> None:
+    """Make ``session`` (the SDK's ``ClientSession``) validate tool results without regexes.
+
+    The SDK's ``validate_tool_result`` runs the cached ``outputSchema`` as given; for a schema
+    with a ``pattern`` or ``patternProperties`` this replacement validates against
+    :func:`without_regex` of it instead, with the SDK's messages (its ``RuntimeError`` texts),
+    so a hostile server cannot stall the host's event loop through its own output. Schemas
+    without regexes, and an SDK whose schema cache this cannot read, keep the SDK's own check.
+    """
+    original: Callable[[str, Any], Awaitable[None]] = session.validate_tool_result
+    compiled: dict[str, tuple[object, Any]] = {}
+
+    async def validate_tool_result(name: str, result: Any) -> None:
+        schemas = getattr(session, "_tool_output_schemas", None)
+        if not isinstance(schemas, dict):
+            return await original(name, result)
+        if name not in schemas:
+            await session.list_tools()  # as the SDK does: refresh the cache for an unseen tool
+        schema = cast(dict[str, Any], schemas).get(name)
+        if not isinstance(schema, dict) or not has_regex(cast(JsonValue, schema)):
+            return await original(name, result)
+        if (
+            result.structured_content is None
+            and "structured_content" not in result.model_fields_set
+        ):
+            raise RuntimeError(
+                f"Tool {name} has an output schema but did not return structured content"
+            )
+        validator = _validator(name, cast(JsonObject, schema), compiled)
+        from jsonschema import exceptions
+
+        best: Any = exceptions.best_match  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        error: object = best(validator.iter_errors(result.structured_content))
+        if error is not None:
+            raise RuntimeError(f"Invalid structured content returned by tool {name}: {error}")
+
+    session.validate_tool_result = validate_tool_result
+
+
+def _validator(name: str, schema: JsonObject, compiled: dict[str, tuple[object, Any]]) -> Any:
+    """The compiled validator of ``schema`` minus its regexes (cached per tool and schema)."""
+    cached = compiled.get(name)
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    from jsonschema import SchemaError
+    from jsonschema.validators import validator_for
+    from referencing import Registry
+
+    stripped = cast(dict[str, Any], without_regex(schema))
+    validator_cls: Any = validator_for(stripped)
+    try:
+        validator_cls.check_schema(stripped)
+    except SchemaError as error:
+        raise RuntimeError(f"Invalid schema for tool {name}: {error}") from None
+    registry: Registry[Any] = Registry()
+    validator = validator_cls(stripped, registry=registry)
+    compiled[name] = (schema, validator)
+    return validator
