@@ -15,7 +15,7 @@ from providers_support import ADAPTERS, SECRET, make_adapter
 from actoviq.core import ProviderResponseError, TextItem
 from actoviq.providers import ModelRequest
 
-DEEP = b"[" * 5000 + b"]" * 5000
+DEEP = b"[" * 100_000 + b"]" * 100_000  # past every Python's C recursion limit (3.13: 10,000)
 BODIES = {
     "garbage": b"{not json",
     "empty": b"",
