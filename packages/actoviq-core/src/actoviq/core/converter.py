@@ -341,21 +341,26 @@ def from_json(cls: type[_T], data: Any) -> _T:
         JsonValueError: ``data`` cannot be structured into ``cls`` (the message names ``cls``
             and the kind of failure, never the value).
     """
-    label = getattr(cls, "__name__", None) or repr(cls)
     try:
         value = converter.structure(data, cls)
     except ActoviqError:
         raise
     except _STRUCTURE_FAILURES as error:
+        label = _label(cls)
         raise JsonValueError(
             f"{label} data", expected=f"structurable as {label} ({type(error).__name__})"
         ) from None
-    target = get_origin(cls) or cls
-    if isinstance(target, type) and attrs.has(target) and not isinstance(data, Mapping):
-        # cattrs builds an attrs class from anything its field lookups accept (a string gives
-        # every default): refuse it rather than return defaults the data never held.
-        raise JsonValueError(f"{label} data", expected="a JSON object")
+    if not isinstance(data, Mapping):
+        target = get_origin(cls) or cls
+        if isinstance(target, type) and attrs.has(target):
+            # cattrs builds an attrs class from anything its field lookups accept (a string
+            # gives every default): refuse it rather than return defaults the data never held.
+            raise JsonValueError(f"{_label(cls)} data", expected="a JSON object")
     return value
+
+
+def _label(cls: object) -> str:
+    return getattr(cls, "__name__", None) or repr(cls)
 
 
 def dumps(value: Any) -> str:
